@@ -1,0 +1,256 @@
+//! The variants of every built-in pattern, sized from one number (`--size`).
+
+use super::spec::{Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, VecWidth, Variant};
+use super::Pattern;
+
+/// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
+pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+
+/// Threads per block of the streaming kernels.
+const BLOCK: u32 = 256;
+/// Bytes each thread of a streaming kernel moves per launch (4 floats or one 16-byte vector).
+const BYTES_PER_THREAD: u64 = 16;
+/// Seed of the documented hash behind gather indices.
+const SEED: u32 = 0x5eed;
+/// KV-cache shape of the lesson (seed 000 §5): head_dim 128, block_size 16, 8 KV heads.
+const KV_HEAD_DIM: u64 = 128;
+const KV_BLOCK_SIZE: u64 = 16;
+const KV_HEADS: u64 = 8;
+/// Embedding rows of 64 floats (256 bytes, two full lines).
+const EMBEDDING_DIM: u64 = 64;
+
+/// How big the pattern's main array is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizing {
+    pub bytes: u64,
+}
+
+impl Default for Sizing {
+    fn default() -> Self {
+        Sizing { bytes: DEFAULT_SIZE_BYTES }
+    }
+}
+
+impl Sizing {
+    /// Number of fp32 elements in the main array (at least one warp's worth).
+    fn floats(self) -> u64 {
+        (self.bytes / 4).max(1024)
+    }
+}
+
+/// Every variant of `pattern` at `sizing`, in launch order.
+pub fn variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
+    let n = sizing.floats();
+    match pattern {
+        Pattern::Coalesced => vec![strided(pattern, "fp32", "coalesced_copy", n, 1, 0)],
+        Pattern::Offset => [0u64, 1, 2, 4, 8, 16, 32]
+            .into_iter()
+            .map(|k| strided(pattern, &format!("offset_{k}"), "offset_copy", n, 1, k))
+            .collect(),
+        Pattern::Stride => [1u64, 2, 4, 8, 16, 32, 64, 128]
+            .into_iter()
+            .map(|s| strided(pattern, &format!("stride_{s}"), "stride_copy", (n / s).max(32), s, 0))
+            .collect(),
+        Pattern::Broadcast => vec![broadcast(n, false), broadcast(n, true)],
+        Pattern::Gather => gather(n),
+        Pattern::Vector => vector(n),
+        Pattern::KvLayout => kv(sizing.bytes),
+        Pattern::BankConflicts => bank_conflicts(n),
+        Pattern::Column => column(n),
+    }
+}
+
+fn variant(pattern: Pattern, name: &str, kernel: &'static str, launch: Launch, access_bytes: u32, bytes: (u64, u64), spec: Spec) -> Variant {
+    Variant {
+        pattern,
+        name: name.to_string(),
+        kernel,
+        launch,
+        access_bytes,
+        bytes_read: bytes.0,
+        bytes_written: bytes.1,
+        spec,
+    }
+}
+
+fn strided(pattern: Pattern, name: &str, kernel: &'static str, m: u64, stride: u64, offset: u64) -> Variant {
+    let ilp = (BYTES_PER_THREAD / 4) as u32;
+    let launch = Launch::linear(m, BLOCK, ilp);
+    let spec = Spec::Strided { m, stride, offset, ilp };
+    variant(pattern, name, kernel, launch, 4, (4 * m, 4 * m), spec)
+}
+
+fn broadcast(n: u64, per_warp: bool) -> Variant {
+    let ilp = (BYTES_PER_THREAD / 4) as u32;
+    let launch = Launch::linear(n, BLOCK, ilp);
+    let (name, read) = if per_warp { ("warp_word", 4 * n.div_ceil(32)) } else { ("one_word", 4) };
+    let spec = Spec::Broadcast { m: n, per_warp, ilp };
+    variant(Pattern::Broadcast, name, "broadcast_read", launch, 4, (read, 4 * n), spec)
+}
+
+fn gather(n: u64) -> Vec<Variant> {
+    let ilp = (BYTES_PER_THREAD / 4) as u32;
+    let lookups = (n / 8).max(32);
+    let scalar = variant(
+        Pattern::Gather,
+        "random_fp32",
+        "gather_random",
+        Launch::linear(lookups, BLOCK, ilp),
+        4,
+        (4 * lookups, 4 * lookups),
+        Spec::Gather { lookups, table: n, seed: SEED, ilp },
+    );
+    let rows = (n / EMBEDDING_DIM).max(8);
+    let row_lookups = (rows / 8).max(8) / 8 * 8;
+    let bytes = row_lookups * EMBEDDING_DIM * 4;
+    let rows_variant = |random: bool| {
+        let name = if random { "embedding_random" } else { "embedding_sequential" };
+        let launch = Launch::linear(row_lookups * 32, BLOCK, 1);
+        let spec = Spec::EmbeddingRows { lookups: row_lookups, rows, dim: EMBEDDING_DIM, seed: SEED, random };
+        variant(Pattern::Gather, name, "gather_rows", launch, 4, (bytes, bytes), spec)
+    };
+    vec![scalar, rows_variant(true), rows_variant(false)]
+}
+
+fn vector(n: u64) -> Vec<Variant> {
+    let make = |name: &str, kernel: &'static str, width: VecWidth, base_offset: u64| {
+        let per = width.bytes() / 4;
+        // One vector fewer when the base is shifted, so the last one stays inside the buffer.
+        let m = n / per - u64::from(base_offset > 0);
+        let ilp = (BYTES_PER_THREAD / width.bytes()) as u32;
+        let launch = Launch::linear(m, BLOCK, ilp);
+        let bytes = m * width.bytes();
+        let spec = Spec::Vector { width, m, base_offset, ilp };
+        variant(Pattern::Vector, name, kernel, launch, width.bytes() as u32, (bytes, bytes), spec)
+    };
+    vec![
+        make("float", "vector_float", VecWidth::F32, 0),
+        make("float2", "vector_float2", VecWidth::F32x2, 0),
+        make("float4", "vector_float4", VecWidth::F32x4, 0),
+        make("half8", "vector_half8", VecWidth::F16x8, 0),
+        make("float4_offset16", "vector_float4", VecWidth::F32x4, 16),
+        make("float4_offset4_fallback", "vector_float4", VecWidth::F32x4, 4),
+    ]
+}
+
+fn kv(bytes: u64) -> Vec<Variant> {
+    let (s, h, d) = (KV_BLOCK_SIZE, KV_HEADS, KV_HEAD_DIM);
+    let make = |layout: KvLayout, dtype: Dtype| {
+        let blocks = (bytes / (s * h * d * dtype.bytes())).max(4);
+        let spec = Spec::Kv { layout, dtype, blocks, block_size: s, heads: h, head_dim: d };
+        let read = blocks * s * h * d * dtype.bytes();
+        let name = format!("{}_{}", layout.name().to_lowercase(), dtype.name());
+        if layout == KvLayout::Vllm {
+            let launch = Launch { grid: [grid_dim((blocks * h).div_ceil(4)), 1, 1], block: [128, 1, 1] };
+            variant(Pattern::KvLayout, &name, "kv_read_vllm", launch, 8, (read, blocks * h * 32 * 4), spec)
+        } else {
+            let launch = Launch { grid: [grid_dim(blocks * h), 1, 1], block: [d as u32, 1, 1] };
+            let access = dtype.bytes() as u32;
+            variant(Pattern::KvLayout, &name, "kv_read", launch, access, (read, blocks * h * d * 4), spec)
+        }
+    };
+    vec![
+        make(KvLayout::Nhd, Dtype::Fp16),
+        make(KvLayout::Hdn, Dtype::Fp16),
+        make(KvLayout::Hnd, Dtype::Fp16),
+        make(KvLayout::Vllm, Dtype::Fp16),
+        make(KvLayout::Nhd, Dtype::Fp32),
+        make(KvLayout::Hdn, Dtype::Fp32),
+    ]
+}
+
+fn bank_conflicts(n: u64) -> Vec<Variant> {
+    const SHARED_BLOCKS: u64 = 2048;
+    const REPS: u32 = 8;
+    let shared = |name: &str, access: SharedAccess| {
+        let launch = Launch { grid: [SHARED_BLOCKS as u32, 1, 1], block: [256, 1, 1] };
+        let spec = Spec::Shared { access, blocks: SHARED_BLOCKS, reps: REPS };
+        variant(Pattern::BankConflicts, name, "shared_access", launch, 4, (0, SHARED_BLOCKS * 256 * 4), spec)
+    };
+    let side = square_side(n);
+    let transpose = |name: &str, kernel: &'static str, tile: TransposeTile| {
+        let tiles = grid_dim(side / 32);
+        let launch = Launch { grid: [tiles, tiles, 1], block: [32, 8, 1] };
+        let bytes = side * side * 4;
+        variant(Pattern::BankConflicts, name, kernel, launch, 4, (bytes, bytes), Spec::Transpose { tile, n: side })
+    };
+    vec![
+        shared("row_32x32", SharedAccess::RowUnpadded),
+        shared("column_32x32", SharedAccess::Column),
+        shared("row_32x33", SharedAccess::RowPadded),
+        shared("broadcast", SharedAccess::Broadcast),
+        transpose("transpose_32x32", "transpose_tile32", TransposeTile::Unpadded),
+        transpose("transpose_32x33", "transpose_tile33", TransposeTile::Padded),
+        transpose("transpose_naive", "transpose_naive", TransposeTile::Naive),
+    ]
+}
+
+fn column(n: u64) -> Vec<Variant> {
+    let side = square_side(n);
+    let make = |along_rows: bool| {
+        let (name, kernel) = if along_rows { ("row_sums", "row_sums") } else { ("column_sums", "column_sums") };
+        let launch = Launch::linear(side, BLOCK, 1);
+        let spec = Spec::Sums { along_rows, rows: side, cols: side };
+        variant(Pattern::Column, name, kernel, launch, 4, (side * side * 4, side * 4), spec)
+    };
+    vec![make(true), make(false)]
+}
+
+/// The side of the largest square fp32 matrix of at most `n` elements, a multiple of 32.
+fn square_side(n: u64) -> u64 {
+    ((n as f64).sqrt() as u64 / 32 * 32).max(32)
+}
+
+fn grid_dim(x: u64) -> u32 {
+    u32::try_from(x.max(1)).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_has_unique_variant_names() {
+        for p in Pattern::ALL {
+            let vs = variants(p, Sizing::default());
+            assert!(!vs.is_empty(), "{p} has no variants");
+            let mut names: Vec<_> = vs.iter().map(|v| v.name.clone()).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), vs.len(), "{p} repeats a variant name");
+        }
+    }
+
+    #[test]
+    fn default_column_matrix_is_16384_square_like_the_rtx3070_fixture() {
+        let vs = variants(Pattern::Column, Sizing::default());
+        assert_eq!(vs[0].spec, Spec::Sums { along_rows: true, rows: 16384, cols: 16384 });
+    }
+
+    #[test]
+    fn strided_launch_covers_every_item() {
+        for v in variants(Pattern::Stride, Sizing { bytes: 1 << 20 }) {
+            let Spec::Strided { m, ilp, .. } = v.spec else { unreachable!() };
+            let covered = v.launch.blocks() * v.launch.threads_per_block() * u64::from(ilp);
+            assert!(covered >= m && covered - m < v.launch.threads_per_block() * u64::from(ilp));
+        }
+    }
+
+    #[test]
+    fn kernel_arg_carries_launch_and_params() {
+        let v = &variants(Pattern::Stride, Sizing::default())[3];
+        let arg = v.kernel_arg();
+        assert!(arg.starts_with("name=stride_8;kernel=stride_copy;grid="), "{arg}");
+        assert!(arg.contains(";stride=8;"), "{arg}");
+    }
+
+    #[test]
+    fn hash32_is_lowbias32() {
+        use crate::patterns::hash32;
+        // Reference values from an independent Python implementation of lowbias32.
+        assert_eq!(hash32(0, 0), 0);
+        assert_eq!(hash32(1, 0), 1_753_845_952);
+        assert_eq!(hash32(12345, 0x5eed), 2_390_903_232);
+        assert_eq!(hash32(1 << 32, 7), hash32(0, 7), "the index is truncated to 32 bits");
+    }
+}

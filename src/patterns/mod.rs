@@ -1,0 +1,101 @@
+//! The built-in pattern catalogue: the one source of truth for every variant's parameters.
+//!
+//! A [`Variant`] carries everything that defines a launch: the kernel name, the launch shape and
+//! a typed [`Spec`] with the sizes, strides, offsets and layouts. The kernel executables receive
+//! these values as arguments (see `kernels/README.md`), and the address model (`crate::model`)
+//! replays the same values, so the two cannot drift. Each spec's doc comment states the address
+//! arithmetic the `.cu` file implements; keep them side by side when editing either.
+
+mod catalogue;
+mod spec;
+
+pub use catalogue::{variants, Sizing, DEFAULT_SIZE_BYTES};
+pub use spec::{hash32, Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, VecWidth, Variant};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One built-in pattern: a `.cu` file in `kernels/`, built into one executable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pattern {
+    Coalesced,
+    Offset,
+    Stride,
+    Broadcast,
+    Gather,
+    Vector,
+    KvLayout,
+    BankConflicts,
+    Column,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 9] = [
+        Pattern::Coalesced,
+        Pattern::Offset,
+        Pattern::Stride,
+        Pattern::Broadcast,
+        Pattern::Gather,
+        Pattern::Vector,
+        Pattern::KvLayout,
+        Pattern::BankConflicts,
+        Pattern::Column,
+    ];
+
+    /// The name users type and the stem of the `.cu` file (`kernels/<name>.cu`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Coalesced => "coalesced",
+            Pattern::Offset => "offset",
+            Pattern::Stride => "stride",
+            Pattern::Broadcast => "broadcast",
+            Pattern::Gather => "gather",
+            Pattern::Vector => "vector",
+            Pattern::KvLayout => "kv-layout",
+            Pattern::BankConflicts => "bank-conflicts",
+            Pattern::Column => "column",
+        }
+    }
+
+    /// The `.cu` source file stem (pattern names with `-` become `_`).
+    pub fn source_stem(self) -> String {
+        self.name().replace('-', "_")
+    }
+
+    /// What the pattern shows, in one line (from the lessons in `shared/seeds/`).
+    pub fn lesson(self) -> &'static str {
+        match self {
+            Pattern::Coalesced => "out[i] = in[i] * 2: 4 sectors/request, the bandwidth a good copy reaches",
+            Pattern::Offset => "in[i + k]: a base not on a 32-byte boundary touches 5 sectors instead of 4",
+            Pattern::Stride => "in[i * s]: sectors/request grows to 32 and useful bandwidth falls with s",
+            Pattern::Broadcast => "every lane reads one word: 1 sector/request, not pathological",
+            Pattern::Gather => "random in[hash(i)] vs embedding rows vs a sequential read of the same bytes",
+            Pattern::Vector => "float / float2 / float4 / half8 loads; misaligned float4 falls back to scalar",
+            Pattern::KvLayout => "decode-attention K read: [blocks, block, heads, dim] vs [blocks, heads, dim, block]: 16x in fp16",
+            Pattern::BankConflicts => "t[tid][0] on [32][32] is 32-way, [32][33] is conflict-free; tiled transpose",
+            Pattern::Column => "row-major matrix: summing along rows (one thread per row) vs along columns",
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Error for a pattern name that is not in the catalogue; lists the known ones.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown pattern `{0}` (known: {known})", known = Pattern::ALL.map(|p| p.name()).join(", "))]
+pub struct UnknownPattern(pub String);
+
+impl FromStr for Pattern {
+    type Err = UnknownPattern;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().replace('_', "-");
+        Pattern::ALL
+            .into_iter()
+            .find(|p| p.name() == wanted)
+            .ok_or_else(|| UnknownPattern(s.to_string()))
+    }
+}

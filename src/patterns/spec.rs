@@ -1,0 +1,364 @@
+//! Typed variant parameters and the address arithmetic each kernel implements.
+//!
+//! Conventions shared by every streaming kernel (`Strided`, `Broadcast`, `Vector`, `Gather`):
+//! blocks are 1-D with `block` threads; each thread handles `ilp` items, and item `k` of thread
+//! `t` in block `b` is the logical index `j = (b * ilp + k) * block + t`, processed only when
+//! `j < m`. Consecutive lanes therefore take consecutive `j` in every load instruction.
+//! Buffers come from `cudaMalloc` (256-byte aligned); `base_offset` values shift from there.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::Pattern;
+
+/// Grid and block dimensions of one launch, as ncu reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+}
+
+impl Launch {
+    /// A 1-D launch of `items` items, `ilp` per thread, `block` threads per block.
+    pub fn linear(items: u64, block: u32, ilp: u32) -> Launch {
+        let per_block = u64::from(block) * u64::from(ilp);
+        let grid = items.div_ceil(per_block).max(1);
+        Launch { grid: [u32::try_from(grid).unwrap_or(u32::MAX), 1, 1], block: [block, 1, 1] }
+    }
+
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&d| u64::from(d)).product()
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d)).product()
+    }
+}
+
+/// Element type of the KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    Fp16,
+    Fp32,
+}
+
+impl Dtype {
+    pub fn bytes(self) -> u64 {
+        match self {
+            Dtype::Fp16 => 2,
+            Dtype::Fp32 => 4,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Fp16 => "fp16",
+            Dtype::Fp32 => "fp32",
+        }
+    }
+}
+
+/// KV-cache layouts. Dimensions: `B` blocks, `S` tokens per block (block_size), `H` KV heads,
+/// `D` head_dim, `x = 16 / sizeof(dtype)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum KvLayout {
+    /// `[B, S, H, D]` (FlashAttention's paged layout; the seed's first layout).
+    /// Element of (b, o, h, d) at `((b * S + o) * H + h) * D + d`.
+    Nhd,
+    /// `[B, H, S, D]` (FlashInfer's "HND"): `((b * H + h) * S + o) * D + d`.
+    Hnd,
+    /// `[B, H, D, S]` (the seed's second layout, head_dim before block_size):
+    /// `((b * H + h) * D + d) * S + o`.
+    Hdn,
+    /// vLLM's split K layout `[B, H, D/x, S, x]`: `(((b * H + h) * (D/x) + d / x) * S + o) * x + d % x`.
+    Vllm,
+}
+
+impl KvLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            KvLayout::Nhd => "NHD",
+            KvLayout::Hnd => "HND",
+            KvLayout::Hdn => "HDN",
+            KvLayout::Vllm => "vLLM",
+        }
+    }
+    pub fn shape(self) -> &'static str {
+        match self {
+            KvLayout::Nhd => "[blocks, block_size, kv_heads, head_dim]",
+            KvLayout::Hnd => "[blocks, kv_heads, block_size, head_dim]",
+            KvLayout::Hdn => "[blocks, kv_heads, head_dim, block_size]",
+            KvLayout::Vllm => "[blocks, kv_heads, head_dim/x, block_size, x]",
+        }
+    }
+}
+
+/// Width of one vector load per thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum VecWidth {
+    F32,
+    F32x2,
+    F32x4,
+    /// Eight halves in one 16-byte load (`uint4`).
+    F16x8,
+}
+
+impl VecWidth {
+    pub fn bytes(self) -> u64 {
+        match self {
+            VecWidth::F32 => 4,
+            VecWidth::F32x2 => 8,
+            VecWidth::F32x4 | VecWidth::F16x8 => 16,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            VecWidth::F32 => "float",
+            VecWidth::F32x2 => "float2",
+            VecWidth::F32x4 => "float4",
+            VecWidth::F16x8 => "half8",
+        }
+    }
+}
+
+/// Which shared-memory access the micro-benchmark makes, lane `l`, repetition `r` in `0..32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SharedAccess {
+    /// `t[l][r]` on `float t[32][32]`: word `l*32 + r`, every lane on bank `r`: 32-way.
+    RowUnpadded,
+    /// `t[r][l]` on `float t[32][32]`: word `r*32 + l`: conflict-free.
+    Column,
+    /// `t[l][r]` on `float t[32][33]`: word `l*33 + r`, banks `(l + r) % 32`: conflict-free.
+    RowPadded,
+    /// `t[r][0]` on `float t[32][32]`: one word for all lanes: broadcast, one wavefront.
+    Broadcast,
+}
+
+/// Which transpose the `bank-conflicts` pattern runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TransposeTile {
+    /// Tiled through `float tile[32][32]`: the transposed shared read is 32-way.
+    Unpadded,
+    /// Tiled through `float tile[32][33]`: conflict-free.
+    Padded,
+    /// No shared memory: coalesced reads, stores 32 sectors per request.
+    Naive,
+}
+
+/// The typed parameters of one variant, and the address arithmetic its kernel implements.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Spec {
+    /// `out[j] = 2 * in[j * stride + offset]` for `j < m`, fp32, streaming convention (ilp items).
+    /// `in` holds `m * stride + offset` floats (rounded up), `out` holds `m` floats.
+    Strided { m: u64, stride: u64, offset: u64, ilp: u32 },
+    /// `out[j] = 2 * in[w]` where `w = 0` (`per_warp == false`) or `w = j / 32`, the warp's
+    /// global index (`per_warp == true`: warps read consecutive words). fp32, streaming convention.
+    Broadcast { m: u64, per_warp: bool, ilp: u32 },
+    /// Scalar random gather, fp32, streaming convention:
+    /// `out[j] = in[hash32(j, seed) % table]` for `j < lookups` (see [`hash32`]).
+    Gather { lookups: u64, table: u64, seed: u32, ilp: u32 },
+    /// Embedding-row gather: fp32 table `[rows, dim]`, one warp per lookup, 8 warps per block.
+    /// Lookup `i = blockIdx.x * 8 + warp` reads row `r = hash32(i, seed) % rows` (`random`) or
+    /// `r = i` (sequential, the same bytes in order); lane `l` copies elements `r * dim + c * 32 + l`
+    /// for `c in 0..dim/32` into `out[i * dim + c * 32 + l]`.
+    EmbeddingRows { lookups: u64, rows: u64, dim: u64, seed: u32, random: bool },
+    /// Vector loads of `width` bytes: `out[j] = 2 * in[j]` with `in` and `out` viewed as vectors,
+    /// streaming convention with `m` vectors, `in` starting `base_offset` bytes past a 256-byte
+    /// boundary. When `in` is not aligned to the vector width the kernel falls back to scalar
+    /// fp32 loads over the same `m * width / 4` floats, streaming convention with `ilp` floats.
+    Vector { width: VecWidth, m: u64, base_offset: u64, ilp: u32 },
+    /// Decode-attention K read of one layout: one warp per 32 consecutive `d` of one (block, head)
+    /// pair; blocks of `head_dim` threads, one per `d`, block `i` handles `b = i / H, h = i % H`,
+    /// and loops over the `S` tokens `o`, reading `K[b, o, h, d]` at the layout's offset, and
+    /// writes its fp32 sum `q[d] * K` to `out[(b * H + h) * D + d]`.
+    /// For `KvLayout::Vllm` (fp16 only) the mapping is vLLM's: blocks of 128 threads, warp `w`
+    /// of block `i` handles pair `p = i * 4 + w` (`b = p / H, h = p % H`); lane `l` reads 8 bytes
+    /// (4 halves) at token `o = l / 2`, element `(l % 2) * 4` of each x-chunk `c in 0..D/x`
+    /// (one load instruction per chunk), and writes one fp32 sum to `out[p * 32 + l]`.
+    Kv { layout: KvLayout, dtype: Dtype, blocks: u64, block_size: u64, heads: u64, head_dim: u64 },
+    /// Shared-memory micro-benchmark: blocks of 256 threads fill the tile conflict-free, then
+    /// every warp makes 32 loads (`r in 0..32`) of [`SharedAccess`] through a `volatile` pointer,
+    /// `reps` times over, and writes one sum per thread to `out[global thread]`.
+    Shared { access: SharedAccess, blocks: u64, reps: u32 },
+    /// Transpose of an `n x n` fp32 matrix, tile 32, blocks of 32 x 8 threads, each thread
+    /// handling rows `ty, ty+8, ty+16, ty+24` of its tile: `out[x * n + y] = in[y * n + x]`.
+    Transpose { tile: TransposeTile, n: u64 },
+    /// Sums of a row-major `rows x cols` fp32 matrix, one thread per output, blocks of 256.
+    /// `along_rows`: thread `i` sums row `i` (`a[i * cols + c]`, lanes a row apart: uncoalesced);
+    /// otherwise thread `i` sums column `i` (`a[r * cols + i]`, coalesced).
+    Sums { along_rows: bool, rows: u64, cols: u64 },
+}
+
+/// One variant of a pattern: what to launch and what the algorithm needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Variant {
+    #[serde(serialize_with = "serialize_pattern")]
+    pub pattern: Pattern,
+    /// Unique within the pattern, e.g. `stride_8`.
+    pub name: String,
+    /// The `extern "C"` kernel function ncu reports.
+    pub kernel: &'static str,
+    pub launch: Launch,
+    /// Bytes one thread asks for in one load of the measured access (4, 8 or 16).
+    pub access_bytes: u32,
+    /// Distinct bytes the algorithm must read and write (the denominator of amplification).
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub spec: Spec,
+}
+
+fn serialize_pattern<S: serde::Serializer>(p: &Pattern, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name())
+}
+
+impl Variant {
+    /// `pattern/variant`, the key the gate and the reports use.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.pattern.name(), self.name)
+    }
+
+    /// The variant's parameters by name, for JSON rows (`{"stride": 8}`, `{"layout": "NHD", ...}`).
+    pub fn params(&self) -> BTreeMap<String, Value> {
+        let pairs: Vec<(&str, Value)> = match &self.spec {
+            Spec::Strided { m, stride, offset, .. } => {
+                vec![("elements", json!(m)), ("stride", json!(stride)), ("offset", json!(offset))]
+            }
+            Spec::Broadcast { m, per_warp, .. } => {
+                vec![("elements", json!(m)), ("word", json!(if *per_warp { "per_warp" } else { "one" }))]
+            }
+            Spec::Gather { lookups, table, seed, .. } => {
+                vec![("lookups", json!(lookups)), ("table_elements", json!(table)), ("seed", json!(seed))]
+            }
+            Spec::EmbeddingRows { lookups, rows, dim, seed, random } => vec![
+                ("lookups", json!(lookups)),
+                ("rows", json!(rows)),
+                ("dim", json!(dim)),
+                ("seed", json!(seed)),
+                ("order", json!(if *random { "random" } else { "sequential" })),
+            ],
+            Spec::Vector { width, m, base_offset, .. } => vec![
+                ("width", json!(width.name())),
+                ("vectors", json!(m)),
+                ("base_offset_bytes", json!(base_offset)),
+            ],
+            Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } => vec![
+                ("layout", json!(layout.name())),
+                ("dtype", json!(dtype.name())),
+                ("blocks", json!(blocks)),
+                ("block_size", json!(block_size)),
+                ("kv_heads", json!(heads)),
+                ("head_dim", json!(head_dim)),
+            ],
+            Spec::Shared { access, blocks, reps } => {
+                vec![("access", json!(access)), ("blocks", json!(blocks)), ("reps", json!(reps))]
+            }
+            Spec::Transpose { tile, n } => vec![("tile", json!(tile)), ("n", json!(n))],
+            Spec::Sums { along_rows, rows, cols } => vec![
+                ("along", json!(if *along_rows { "rows" } else { "columns" })),
+                ("rows", json!(rows)),
+                ("cols", json!(cols)),
+            ],
+        };
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// The `--variant` argument for the pattern executable: `key=value` pairs joined by `;`.
+    /// The executable takes the launch shape and every parameter from here (kernels/README.md).
+    pub fn kernel_arg(&self) -> String {
+        let mut kv: Vec<(String, String)> = vec![
+            ("name".into(), self.name.clone()),
+            ("kernel".into(), self.kernel.into()),
+            ("grid".into(), dims(self.launch.grid)),
+            ("block".into(), dims(self.launch.block)),
+            ("bytes_read".into(), self.bytes_read.to_string()),
+            ("bytes_written".into(), self.bytes_written.to_string()),
+        ];
+        let mut push = |k: &str, v: String| kv.push((k.to_string(), v));
+        match &self.spec {
+            Spec::Strided { m, stride, offset, ilp } => {
+                push("m", m.to_string());
+                push("stride", stride.to_string());
+                push("offset", offset.to_string());
+                push("ilp", ilp.to_string());
+            }
+            Spec::Broadcast { m, per_warp, ilp } => {
+                push("m", m.to_string());
+                push("per_warp", u8::from(*per_warp).to_string());
+                push("ilp", ilp.to_string());
+            }
+            Spec::Gather { lookups, table, seed, ilp } => {
+                push("m", lookups.to_string());
+                push("table", table.to_string());
+                push("seed", seed.to_string());
+                push("ilp", ilp.to_string());
+            }
+            Spec::EmbeddingRows { lookups, rows, dim, seed, random } => {
+                push("lookups", lookups.to_string());
+                push("rows", rows.to_string());
+                push("dim", dim.to_string());
+                push("seed", seed.to_string());
+                push("random", u8::from(*random).to_string());
+            }
+            Spec::Vector { width, m, base_offset, ilp } => {
+                push("width", width.bytes().to_string());
+                push("half", u8::from(*width == VecWidth::F16x8).to_string());
+                push("m", m.to_string());
+                push("base_offset", base_offset.to_string());
+                push("ilp", ilp.to_string());
+            }
+            Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } => {
+                push("layout", layout.name().to_lowercase());
+                push("dtype_bytes", dtype.bytes().to_string());
+                push("blocks", blocks.to_string());
+                push("block_size", block_size.to_string());
+                push("heads", heads.to_string());
+                push("head_dim", head_dim.to_string());
+            }
+            Spec::Shared { access, blocks, reps } => {
+                let a = match access {
+                    SharedAccess::RowUnpadded => "row32",
+                    SharedAccess::Column => "col32",
+                    SharedAccess::RowPadded => "row33",
+                    SharedAccess::Broadcast => "bcast",
+                };
+                push("access", a.into());
+                push("blocks", blocks.to_string());
+                push("reps", reps.to_string());
+            }
+            Spec::Transpose { tile, n } => {
+                let t = match tile {
+                    TransposeTile::Unpadded => "32",
+                    TransposeTile::Padded => "33",
+                    TransposeTile::Naive => "naive",
+                };
+                push("tile", t.into());
+                push("n", n.to_string());
+            }
+            Spec::Sums { along_rows, rows, cols } => {
+                push("along_rows", u8::from(*along_rows).to_string());
+                push("rows", rows.to_string());
+                push("cols", cols.to_string());
+            }
+        }
+        kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";")
+    }
+}
+
+fn dims(d: [u32; 3]) -> String {
+    format!("{},{},{}", d[0], d[1], d[2])
+}
+
+/// The documented integer hash behind every "random" index, identical in `kernels/common.cuh`
+/// (`coalprof_hash32`): Chris Wellons' lowbias32 of `(i ^ seed)`, with `i` truncated to 32 bits.
+pub fn hash32(i: u64, seed: u32) -> u32 {
+    let mut x = (i as u32) ^ seed;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x
+}

@@ -1,0 +1,130 @@
+//! The results of a run or an analysis: the rows every exporter renders and the gate checks.
+//!
+//! This is also the JSON contract other tools read (`--format json`, `results.json`): a
+//! top-level object with `"schema"` and `"rows"`; each row names its kernel (and pattern and
+//! variant for the built-in patterns), says whether its numbers were `measured` or `predicted`,
+//! and carries `"metrics"`, numbers keyed by the stable snake_case names of `metrics.toml`.
+//! Bump [`SCHEMA`] on any change that could break a reader.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the JSON layout below.
+pub const SCHEMA: &str = "coalprof/1";
+
+/// Where a row's numbers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Hardware counters read by ncu.
+    Measured,
+    /// The address model's prediction.
+    Predicted,
+}
+
+/// Metric values keyed by their stable snake_case names.
+pub type Metrics = BTreeMap<String, f64>;
+
+/// One kernel (or one launch of it) and its metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Built-in pattern name (`kv-layout`), absent for the user's own kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Variant name within the pattern (`nhd_fp16`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The kernel name as ncu reports it (demangled).
+    pub kernel: String,
+    /// ncu's result ID for a single launch; null for a row that aggregates launches.
+    pub id: Option<u64>,
+    /// How many launches this row aggregates (counters summed, ratios of the sums).
+    pub launches: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[u32; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<[u32; 3]>,
+    /// The variant's parameters by name (`{"stride": 8}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, Value>,
+    pub source: Source,
+    pub metrics: Metrics,
+    /// On measured rows of built-in patterns: the model's prediction under the same keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<Metrics>,
+    /// Why a value is absent or how it was computed (`dram_amplification is over the bytes
+    /// the threads asked for`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Differences between measured and predicted beyond tolerance, in plain words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
+}
+
+impl Row {
+    /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match.
+    pub fn key(&self) -> String {
+        match (&self.pattern, &self.variant) {
+            (Some(p), Some(v)) => format!("{p}/{v}"),
+            _ => self.kernel.clone(),
+        }
+    }
+
+    pub fn metric(&self, key: &str) -> Option<f64> {
+        self.metrics.get(key).copied()
+    }
+}
+
+/// What produced the results: everything that changes the numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub coalprof: String,
+    /// `ncu`, `model`, or `import` (an existing report).
+    pub backend: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ncu_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Compute capability, e.g. `9.0`, and the architecture it implies, e.g. `sm_90`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_bandwidth_bytes_per_s: Option<f64>,
+    /// Profiler settings (`cache_control`, `clock_control`, replay passes, L2 fetch size …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, Value>,
+    /// The files the rows were read from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+}
+
+impl Provenance {
+    /// The GPU architecture key (`sm_90`) baselines are filed under, `unknown` when not known.
+    pub fn arch(&self) -> String {
+        self.compute_capability
+            .as_deref()
+            .map(|cc| format!("sm_{}", cc.replace('.', "")))
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+}
+
+/// A whole result set, as saved in `results.json` and printed by `--format json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub schema: String,
+    pub provenance: Provenance,
+    pub rows: Vec<Row>,
+    /// Run-level notices (`no GPU found: showing the model's prediction`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+impl Results {
+    pub fn new(provenance: Provenance, rows: Vec<Row>) -> Results {
+        Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new() }
+    }
+}

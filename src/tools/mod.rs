@@ -1,0 +1,76 @@
+//! External tools at the edge: one module per tool over the one process runner.
+//!
+//! Nothing outside this module spawns a process. Each tool module builds the argument vector
+//! and turns the tool's output into typed results or a [`ToolError`] that carries the command,
+//! its exit status and its stderr.
+
+pub mod locate;
+pub mod ncu;
+pub mod nvcc;
+pub mod process;
+pub mod smi;
+
+use std::time::Duration;
+
+use crate::exit::Exit;
+
+/// How an external command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The tool is not installed anywhere coalprof looked.
+    #[error("`{tool}` not found (looked in: {})", searched.join(", "))]
+    NotFound { tool: &'static str, searched: Vec<String>, hint: String },
+    /// The program could not be started.
+    #[error("cannot run `{command}`: {source}")]
+    Spawn { command: String, source: std::io::Error },
+    /// The program ran and failed; `what` says what failed in the user's words.
+    #[error("{what}\n  command: {command}\n  {status}{}", frame(stderr))]
+    Failed { what: String, command: String, status: String, stderr: String, hint: Option<String> },
+    /// The program outlived its timeout; its whole process group was killed.
+    #[error("`{command}` did not finish within {after:?} and was killed with its process group{}", frame(stderr))]
+    Timeout { command: String, after: Duration, stderr: String },
+    /// Ctrl-C: the child's process group was killed.
+    #[error("interrupted while running `{command}`")]
+    Interrupted { command: String },
+    /// The tool ran, but there is no GPU, driver, or counter permission to profile with.
+    #[error("{message}")]
+    NoProfiler { message: String, hint: String },
+    /// ncu ran but profiled nothing.
+    #[error("{message}")]
+    NoKernels { message: String, hint: String },
+}
+
+/// Indent a captured stderr under the error so it reads as part of it.
+fn frame(stderr: &str) -> String {
+    let body = stderr.trim_end();
+    if body.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<&str> = body.lines().collect();
+    let shown = &lines[lines.len().saturating_sub(20)..];
+    format!("\n  stderr:\n    {}", shown.join("\n    "))
+}
+
+impl ToolError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            ToolError::NotFound { .. } | ToolError::NoProfiler { .. } => Exit::ProfilerUnavailable,
+            ToolError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Exit::ProfilerUnavailable
+            }
+            ToolError::NoKernels { .. } => Exit::NothingMatched,
+            ToolError::Interrupted { .. } => Exit::Interrupted,
+            ToolError::Spawn { .. } | ToolError::Failed { .. } | ToolError::Timeout { .. } => Exit::Input,
+        }
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            ToolError::NotFound { hint, .. } | ToolError::NoProfiler { hint, .. } | ToolError::NoKernels { hint, .. } => {
+                Some(hint)
+            }
+            ToolError::Failed { hint, .. } => hint.as_deref(),
+            _ => None,
+        }
+    }
+}

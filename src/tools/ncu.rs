@@ -1,0 +1,1 @@
+//! `ncu`: (being written).

@@ -1,0 +1,225 @@
+//! The one process runner: every external command goes through here, as an argument vector
+//! (never a shell), in its own process group, with stdout and stderr captured, a timeout, and
+//! Ctrl-C handled. On a timeout or an interrupt the whole group is killed, so no grandchild
+//! (a kernel under ncu, say) is left running.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::runtime::Runtime;
+
+use super::ToolError;
+
+/// An external command: program, arguments and environment, exactly as they will be passed.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+}
+
+impl Cmd {
+    pub fn new(program: impl Into<PathBuf>) -> Cmd {
+        Cmd { program: program.into(), args: Vec::new(), env: Vec::new(), cwd: None, timeout: None }
+    }
+
+    pub fn arg(mut self, a: impl Into<OsString>) -> Cmd {
+        self.args.push(a.into());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn env(mut self, k: impl Into<OsString>, v: impl Into<OsString>) -> Cmd {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn timeout(mut self, t: Option<Duration>) -> Cmd {
+        self.timeout = t;
+        self
+    }
+}
+
+/// The command line as a user could paste it (arguments with spaces or quotes are quoted).
+impl fmt::Display for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", shell_quote(&self.program.to_string_lossy()))?;
+        for a in &self.args {
+            write!(f, " {}", shell_quote(&a.to_string_lossy()))?;
+        }
+        Ok(())
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// What a finished command printed, and how it ended.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+/// The runtime behind the runner: sync callers block on it, parallel callers join on it.
+pub fn runtime() -> &'static Runtime {
+    static RT: OnceLock<Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("the tokio runtime starts")
+    })
+}
+
+/// Run `cmd` to completion; see [`run`].
+pub fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
+    runtime().block_on(run(cmd, on_line))
+}
+
+/// Run `cmd`, feeding each stdout line to `on_line` as it arrives (ncu's progress lines), and
+/// return everything it printed. A non-zero exit is *not* an error here: callers interpret it,
+/// because ncu and the kernels say more in their output than in their status.
+pub async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
+    tracing::debug!(command = %cmd, "running");
+    let started = Instant::now();
+    let mut command = tokio::process::Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().map_err(|source| ToolError::Spawn { command: cmd.to_string(), source })?;
+    let pid = child.id();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+
+    // stderr is drained concurrently so a chatty child can never block on a full pipe.
+    let stderr_task = tokio::spawn(read_all(stderr));
+    let mut out = String::new();
+    let reading = async {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(f) = on_line.as_mut() {
+                f(&line);
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        child.wait().await
+    };
+    let limit = cmd.timeout.unwrap_or(Duration::MAX);
+    let outcome = tokio::select! {
+        status = reading => Outcome::Done(status),
+        _ = tokio::time::sleep(limit) => Outcome::TimedOut,
+        _ = tokio::signal::ctrl_c() => Outcome::Interrupted,
+    };
+    let status = match outcome {
+        Outcome::Done(status) => status.map_err(|source| ToolError::Spawn { command: cmd.to_string(), source })?,
+        Outcome::TimedOut | Outcome::Interrupted => {
+            kill_group(pid);
+            let stderr = stderr_task.await.unwrap_or_default();
+            return Err(if matches!(outcome, Outcome::TimedOut) {
+                ToolError::Timeout { command: cmd.to_string(), after: limit, stderr }
+            } else {
+                ToolError::Interrupted { command: cmd.to_string() }
+            });
+        }
+    };
+    let stderr = stderr_task.await.unwrap_or_default();
+    let elapsed = started.elapsed();
+    tracing::debug!(command = %cmd, %status, ?elapsed, "finished");
+    Ok(Captured { status, stdout: out, stderr, elapsed })
+}
+
+enum Outcome {
+    Done(std::io::Result<ExitStatus>),
+    TimedOut,
+    Interrupted,
+}
+
+async fn read_all(mut r: impl AsyncRead + Unpin) -> String {
+    let mut buf = Vec::new();
+    let _ = r.read_to_end(&mut buf).await;
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Kill the child's whole process group (it leads its own group: `process_group(0)`).
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: killpg only sends a signal; a stale group id at worst yields ESRCH.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_quotes_arguments_a_shell_would_split() {
+        let c = Cmd::new("/bin/echo").arg("a b").arg("it's").arg("-x");
+        assert_eq!(c.to_string(), r"/bin/echo 'a b' 'it'\''s' -x");
+    }
+
+    #[test]
+    fn captures_stdout_stderr_and_status() {
+        let c = Cmd::new("/bin/sh").args(["-c", "echo out; echo err >&2; exit 3"]);
+        let got = run_sync(&c, None).unwrap();
+        assert_eq!(got.stdout, "out\n");
+        assert_eq!(got.stderr, "err\n");
+        assert_eq!(got.status.code(), Some(3));
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        let marker = tempfile::NamedTempFile::new().unwrap();
+        let path = marker.path().display().to_string();
+        // The grandchild would write the marker after 2 s if it survived the group kill.
+        let script = format!("(sleep 2; echo alive > {path}) & sleep 30");
+        let c = Cmd::new("/bin/sh").args(["-c", &script]).timeout(Some(Duration::from_millis(300)));
+        let err = run_sync(&c, None).unwrap_err();
+        assert!(matches!(err, ToolError::Timeout { .. }), "{err}");
+        std::thread::sleep(Duration::from_millis(2500));
+        assert_eq!(std::fs::read_to_string(marker.path()).unwrap(), "", "a grandchild outlived the timeout");
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let err = run_sync(&Cmd::new("/nonexistent/ncu"), None).unwrap_err();
+        assert!(matches!(err, ToolError::Spawn { .. }));
+    }
+}

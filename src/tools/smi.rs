@@ -1,0 +1,1 @@
+//! `smi`: (being written).
