@@ -1,0 +1,31 @@
+//! `coalprof analyze FILE…`: existing ncu reports → the coalescing table.
+
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::inputs::Reader;
+use crate::render::render;
+use crate::results::Results;
+use crate::settings::{AnalyzeSettings, Common};
+
+pub fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
+    let reader = Reader {
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        grouping: s.grouping,
+        ncu: common.ncu(),
+    };
+    let mut all: Option<Results> = None;
+    for path in &s.files {
+        let r = reader.read(path)?;
+        match all.as_mut() {
+            None => all = Some(r),
+            Some(acc) => {
+                acc.rows.extend(r.rows);
+                acc.provenance.inputs.extend(r.provenance.inputs);
+            }
+        }
+    }
+    let results = all.expect("clap requires at least one file");
+    super::print(&render(&results, common.format, common.style)?)?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,216 @@
+//! `metrics.toml`: the raw ncu metrics coalprof collects and the metrics it derives from them.
+//!
+//! Parsed strictly: an unknown key anywhere is an error naming it. The file in the working
+//! directory (or `--metrics FILE`) wins; otherwise the copy built into the binary is used, so
+//! coalprof works outside its checkout.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The `metrics.toml` shipped with this version of coalprof.
+pub const BUILTIN: &str = include_str!("../metrics.toml");
+
+/// One raw metric: the ncu name it is read from.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetric {
+    pub ncu: String,
+    pub unit: String,
+    pub description: String,
+    /// Older names of the same counter.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Names ncu's section tables print for it (details page).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// ncu's base unit, assumed when a report prints no unit for the metric.
+    #[serde(default)]
+    pub assume_unit: Option<String>,
+}
+
+/// Where an ncu metric name lands: the catalogue key, and the unit to assume if none is printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapped {
+    pub key: String,
+    pub assume_unit: Option<String>,
+}
+
+/// Which way is better, for the gate and for findings.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Lower,
+    Higher,
+}
+
+/// One derived metric: a formula over raw metrics, launch facts and earlier derived metrics.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DerivedMetric {
+    pub formula: String,
+    pub unit: String,
+    pub description: String,
+    /// The metric holding this one's ideal value, when there is one.
+    #[serde(default)]
+    pub ideal: Option<String>,
+    #[serde(default)]
+    pub direction: Direction,
+    /// Relative difference between measured and predicted beyond which it is a finding.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+/// The whole file. `gate` is kept as raw TOML here and interpreted by the gate module.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    pub raw: BTreeMap<String, RawMetric>,
+    /// In file order: later formulas may use earlier results.
+    #[serde(default, deserialize_with = "ordered")]
+    pub derived: Vec<(String, DerivedMetric)>,
+    #[serde(default)]
+    pub gate: Vec<toml::Table>,
+    #[serde(skip)]
+    pub origin: PathBuf,
+}
+
+/// TOML tables are maps; keep the file's order so formulas can refer to earlier ones.
+fn ordered<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<(String, DerivedMetric)>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Vec<(String, DerivedMetric)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a table of derived metrics")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(entry) = m.next_entry()? {
+                out.push(entry);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(V)
+}
+
+impl Catalogue {
+    /// Parse `text`; `origin` names the file in error messages.
+    pub fn parse(text: &str, origin: &Path) -> Result<Catalogue> {
+        let mut c: Catalogue = toml::from_str(text).map_err(|e| {
+            Error::usage(format!("{}: {}", origin.display(), e.message().trim()))
+                .with_hint(location(text, e.span()))
+        })?;
+        c.origin = origin.to_path_buf();
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// The file named by `--metrics`, else `metrics.toml` in `dir` if present, else the built-in.
+    pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Catalogue> {
+        let path = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let p = dir.join("metrics.toml");
+                if !p.is_file() {
+                    return Catalogue::parse(BUILTIN, Path::new("<built-in metrics.toml>"));
+                }
+                p
+            }
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::usage(format!("cannot read `{}`: {e}", path.display())))?;
+        Catalogue::parse(&text, &path)
+    }
+
+    pub fn builtin() -> Catalogue {
+        Catalogue::parse(BUILTIN, Path::new("<built-in metrics.toml>")).expect("the built-in metrics.toml is valid")
+    }
+
+    /// Every ncu name, alias and label → where it is stored.
+    pub fn ncu_names(&self) -> HashMap<String, Mapped> {
+        let mut m = HashMap::new();
+        for (key, raw) in &self.raw {
+            let mapped = Mapped { key: key.clone(), assume_unit: raw.assume_unit.clone() };
+            for name in std::iter::once(&raw.ncu).chain(&raw.aliases).chain(&raw.labels) {
+                m.insert(name.clone(), mapped.clone());
+            }
+        }
+        m
+    }
+
+    /// The list for `ncu --metrics`.
+    pub fn ncu_metric_list(&self) -> String {
+        self.raw.values().map(|r| r.ncu.as_str()).collect::<Vec<_>>().join(",")
+    }
+
+    pub fn derived(&self, key: &str) -> Option<&DerivedMetric> {
+        self.derived.iter().find(|(k, _)| k == key).map(|(_, d)| d)
+    }
+
+    /// Unit of any metric key, raw or derived.
+    pub fn unit(&self, key: &str) -> Option<&str> {
+        self.raw.get(key).map(|r| r.unit.as_str()).or_else(|| self.derived(key).map(|d| d.unit.as_str()))
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (key, d) in &self.derived {
+            if self.raw.contains_key(key) {
+                return Err(Error::usage(format!(
+                    "{}: `{key}` is both a raw and a derived metric",
+                    self.origin.display()
+                )));
+            }
+            if let Some(ideal) = &d.ideal {
+                if self.derived(ideal).is_none() && !self.raw.contains_key(ideal) {
+                    return Err(Error::usage(format!(
+                        "{}: derived metric `{key}` names an unknown ideal `{ideal}`",
+                        self.origin.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `line L, column C` of a byte span, for the hint under a TOML error.
+fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let Some(span) = span else { return "check the file's TOML syntax".into() };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, str::len) + 1;
+    format!("at line {line}, column {col}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_parses_and_keeps_derived_order() {
+        let c = Catalogue::builtin();
+        assert_eq!(c.raw["global_load_sectors"].ncu, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
+        assert_eq!(c.derived[0].0, "global_load_sectors_per_request");
+        assert_eq!(c.ncu_names()["dram__read_bytes"].key, "dram_bytes_read");
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let text = BUILTIN.replacen("unit = \"sector\"", "unit = \"sector\"\nunits = \"x\"", 1);
+        let err = Catalogue::parse(&text, Path::new("m.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("units") && msg.contains("m.toml"), "{msg}");
+        assert!(err.hint().unwrap().starts_with("at line "), "{:?}", err.hint());
+    }
+
+    #[test]
+    fn unknown_top_level_table_is_an_error() {
+        let err = Catalogue::parse("[raw]\n[extra]\n", Path::new("m.toml")).unwrap_err();
+        assert!(err.to_string().contains("extra"), "{err}");
+    }
+}

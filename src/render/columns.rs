@@ -1,0 +1,132 @@
+//! The column model shared by the human formats: which metrics a table shows, under which
+//! header, rounded how. Only columns with a value in some row are shown.
+
+use crate::results::{Results, Row};
+
+/// One displayed metric.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    pub key: &'static str,
+    pub header: &'static str,
+    pub format: Fmt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fmt {
+    /// Two decimals (`4.00`).
+    Ratio,
+    /// An `x` factor (`8.0x`).
+    Factor,
+    /// A share shown as a percentage (`93%`).
+    Percent,
+    /// Bytes per second shown as GB/s.
+    GbPerSec,
+    /// Seconds shown as µs.
+    Micros,
+    /// A count with separators (`8,388,608`).
+    Count,
+}
+
+pub const COLUMNS: &[Column] = &[
+    Column { key: "global_load_sectors_per_request", header: "ld sectors/req", format: Fmt::Ratio },
+    Column { key: "global_load_ideal_sectors_per_request", header: "ideal", format: Fmt::Ratio },
+    Column { key: "global_load_sector_efficiency", header: "sector eff", format: Fmt::Percent },
+    Column { key: "global_store_sectors_per_request", header: "st sectors/req", format: Fmt::Ratio },
+    Column { key: "l2_amplification", header: "L2 amp", format: Fmt::Factor },
+    Column { key: "dram_amplification", header: "DRAM amp", format: Fmt::Factor },
+    Column { key: "dram_bandwidth", header: "DRAM GB/s", format: Fmt::GbPerSec },
+    Column { key: "useful_bandwidth", header: "useful GB/s", format: Fmt::GbPerSec },
+    Column { key: "peak_bandwidth_fraction", header: "of peak", format: Fmt::Percent },
+    Column { key: "shared_load_wavefronts_per_instruction", header: "smem wf/ld", format: Fmt::Ratio },
+    Column { key: "shared_load_ideal_wavefronts_per_instruction", header: "ideal wf", format: Fmt::Ratio },
+    Column { key: "shared_load_bank_conflicts", header: "bank conflicts", format: Fmt::Count },
+    Column { key: "duration", header: "time µs", format: Fmt::Micros },
+];
+
+/// The columns with at least one value (measured or predicted) in `results`.
+pub fn present(results: &Results) -> Vec<Column> {
+    COLUMNS
+        .iter()
+        .filter(|c| results.rows.iter().any(|r| r.metric(c.key).is_some() || predicted(r, c.key).is_some()))
+        .copied()
+        .collect()
+}
+
+fn predicted(r: &Row, key: &str) -> Option<f64> {
+    r.predicted.as_ref().and_then(|p| p.get(key).copied())
+}
+
+impl Fmt {
+    pub fn show(self, v: f64) -> String {
+        match self {
+            Fmt::Ratio => format!("{v:.2}"),
+            Fmt::Factor => format!("{v:.2}x"),
+            Fmt::Percent => format!("{:.0}%", v * 100.0),
+            Fmt::GbPerSec => format!("{:.1}", v / 1e9),
+            Fmt::Micros => format!("{:.1}", v * 1e6),
+            Fmt::Count => thousands(v.round() as i128),
+        }
+    }
+}
+
+/// `8388608` → `8,388,608`.
+pub fn thousands(n: i128) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// One cell: the value, with the prediction beside it on measured rows that have one.
+pub fn cell(r: &Row, c: &Column) -> String {
+    let measured = r.metric(c.key).map(|v| c.format.show(v));
+    match (measured, predicted(r, c.key)) {
+        (Some(m), Some(p)) => format!("{m} ({})", c.format.show(p)),
+        (Some(m), None) => m,
+        (None, Some(p)) => format!("– ({})", c.format.show(p)),
+        (None, None) => "–".into(),
+    }
+}
+
+/// The name a row is shown under: `variant` for built-in patterns, else the kernel.
+pub fn label(r: &Row) -> String {
+    match &r.variant {
+        Some(v) => v.clone(),
+        None => r.kernel.clone(),
+    }
+}
+
+/// The rows grouped by pattern (user kernels form one group, named `None`), in first-seen order.
+pub fn groups(results: &Results) -> Vec<(Option<&str>, Vec<&Row>)> {
+    let mut out: Vec<(Option<&str>, Vec<&Row>)> = Vec::new();
+    for r in &results.rows {
+        let p = r.pattern.as_deref();
+        match out.iter_mut().find(|(k, _)| *k == p) {
+            Some((_, rows)) => rows.push(r),
+            None => out.push((p, vec![r])),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(thousands(268_427_291), "268,427,291");
+        assert_eq!(thousands(-1000), "-1,000");
+        assert_eq!(Fmt::Percent.show(0.934), "93%");
+        assert_eq!(Fmt::GbPerSec.show(3.9e12), "3900.0");
+        assert_eq!(Fmt::Factor.show(8.0), "8.00x");
+    }
+}

@@ -1,0 +1,41 @@
+//! CSV: one line per row, every metric key as a column, exact numbers, empty when absent.
+
+use std::collections::BTreeSet;
+
+use super::{Exporter, Style};
+use crate::error::{Error, Result};
+use crate::results::{Results, Source};
+
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn render(&self, results: &Results, _: Style) -> Result<String> {
+        let keys: BTreeSet<&str> = results.rows.iter().flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let fixed = ["pattern", "variant", "kernel", "id", "launches", "source"];
+        let header = fixed.iter().copied().chain(keys.iter().copied());
+        w.write_record(header).map_err(err)?;
+        for r in &results.rows {
+            let source = match r.source {
+                Source::Measured => "measured",
+                Source::Predicted => "predicted",
+            };
+            let mut rec = vec![
+                r.pattern.clone().unwrap_or_default(),
+                r.variant.clone().unwrap_or_default(),
+                r.kernel.clone(),
+                r.id.map(|i| i.to_string()).unwrap_or_default(),
+                r.launches.to_string(),
+                source.to_string(),
+            ];
+            rec.extend(keys.iter().map(|k| r.metric(k).map(|v| v.to_string()).unwrap_or_default()));
+            w.write_record(&rec).map_err(err)?;
+        }
+        let bytes = w.into_inner().map_err(|e| Error::usage(format!("cannot encode CSV: {e}")))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+fn err(e: csv::Error) -> Error {
+    Error::usage(format!("cannot encode CSV: {e}"))
+}

@@ -1,0 +1,67 @@
+//! Markdown for a kernel review: one table per pattern, the notes and findings under it.
+//! Pipes in kernel names are escaped so a C++ name cannot break the table.
+
+use super::columns::{cell, groups, label, present};
+use super::{Exporter, Style};
+use crate::error::Result;
+use crate::results::{Results, Source};
+
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, results: &Results, _: Style) -> Result<String> {
+        let cols = present(results);
+        let mut out = String::from("# coalprof results\n\n");
+        let p = &results.provenance;
+        let mut facts = vec![format!("backend `{}`", p.backend)];
+        if let Some(g) = &p.gpu {
+            facts.push(format!("GPU {g}"));
+        }
+        if let Some(cc) = &p.compute_capability {
+            facts.push(format!("CC {cc}"));
+        }
+        if let Some(v) = &p.ncu_version {
+            facts.push(format!("ncu {v}"));
+        }
+        out.push_str(&format!("{}\n\n", facts.join(" · ")));
+        for n in &results.notices {
+            out.push_str(&format!("> {n}\n\n"));
+        }
+        for (pattern, rows) in groups(results) {
+            let predicted = rows.iter().all(|r| r.source == Source::Predicted);
+            match pattern {
+                Some(name) => out.push_str(&format!("## `{name}`{}\n\n", if predicted { " (predicted)" } else { "" })),
+                None => out.push_str("## Kernels\n\n"),
+            }
+            let first = if pattern.is_some() { "variant" } else { "kernel" };
+            let mut header = vec![first.to_string(), "launches".into()];
+            header.extend(cols.iter().map(|c| c.header.to_string()));
+            out.push_str(&format!("| {} |\n", header.join(" | ")));
+            let align: Vec<&str> = header.iter().enumerate().map(|(i, _)| if i == 0 { ":--" } else { "--:" }).collect();
+            out.push_str(&format!("|{}|\n", align.join("|")));
+            for r in &rows {
+                let mut line = vec![format!("`{}`", escape(&label(r))), r.launches.to_string()];
+                line.extend(cols.iter().map(|c| cell(r, c)));
+                out.push_str(&format!("| {} |\n", line.join(" | ")));
+            }
+            out.push('\n');
+            let notes: Vec<String> = rows
+                .iter()
+                .flat_map(|r| r.findings.iter().map(move |f| format!("- **{}**: {}", escape(&label(r)), f)))
+                .chain(rows.iter().flat_map(|r| r.notes.iter().map(move |n| format!("- {}: {}", escape(&label(r)), n))))
+                .collect();
+            if !notes.is_empty() {
+                out.push_str(&notes.join("\n"));
+                out.push_str("\n\n");
+            }
+        }
+        if results.rows.iter().any(|r| r.predicted.is_some()) {
+            out.push_str("Cells read `measured (predicted)`.\n");
+        }
+        Ok(out)
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('`', "'").split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,101 @@
+//! The terminal table: one table per pattern, values rounded for people, colour only when
+//! asked for (a terminal without `NO_COLOR`, or `--color always`).
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, Color, Table as Comfy};
+
+use super::columns::{cell, groups, label, present};
+use super::{Exporter, Style};
+use crate::error::Result;
+use crate::results::{Results, Row, Source};
+
+pub struct Table;
+
+impl Exporter for Table {
+    fn render(&self, results: &Results, style: Style) -> Result<String> {
+        let cols = present(results);
+        let mut out = String::new();
+        for notice in &results.notices {
+            out.push_str(notice);
+            out.push('\n');
+        }
+        for (pattern, rows) in groups(results) {
+            let predicted = rows.iter().all(|r| r.source == Source::Predicted);
+            let title = match pattern {
+                Some(p) => format!("{p}{}", if predicted { " (predicted by the address model)" } else { "" }),
+                None => "kernels".to_string(),
+            };
+            out.push_str(&format!("\n{title}\n"));
+            let mut t = Comfy::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            if !style.color {
+                t.force_no_tty();
+            } else {
+                t.enforce_styling();
+            }
+            let mut header = vec![Cell::new(if pattern.is_some() { "variant" } else { "kernel" })];
+            if pattern.is_none() {
+                header.push(Cell::new("launches"));
+            }
+            header.extend(cols.iter().map(|c| Cell::new(c.header)));
+            t.set_header(header);
+            for r in &rows {
+                let mut line = vec![Cell::new(shorten(&label(r), 48))];
+                if pattern.is_none() {
+                    line.push(Cell::new(r.launches).set_alignment(CellAlignment::Right));
+                }
+                line.extend(cols.iter().map(|c| {
+                    let mut cl = Cell::new(cell(r, c)).set_alignment(CellAlignment::Right);
+                    if style.color {
+                        if let Some(color) = severity(r, c.key) {
+                            cl = cl.fg(color);
+                        }
+                    }
+                    cl
+                }));
+                t.add_row(line);
+            }
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+        let notes: Vec<String> = results
+            .rows
+            .iter()
+            .flat_map(|r| r.findings.iter().chain(&r.notes).map(move |n| format!("{}: {n}", label(r))))
+            .collect();
+        if !notes.is_empty() {
+            out.push('\n');
+            for n in notes {
+                out.push_str(&format!("note: {n}\n"));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Sectors/request far from ideal shows in colour: red beyond twice the ideal, yellow above it.
+fn severity(r: &Row, key: &str) -> Option<Color> {
+    if key != "global_load_sectors_per_request" {
+        return None;
+    }
+    let (v, ideal) = (r.metric(key)?, r.metric("global_load_ideal_sectors_per_request")?);
+    if v > 2.0 * ideal {
+        Some(Color::Red)
+    } else if v > ideal * 1.05 {
+        Some(Color::Yellow)
+    } else {
+        Some(Color::Green)
+    }
+}
+
+/// Long C++ names are cut in the middle; JSON and CSV keep them whole.
+pub fn shorten(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max {
+        return s.to_string();
+    }
+    let head: String = chars[..max / 2 - 1].iter().collect();
+    let tail: String = chars[chars.len() - (max / 2 - 2)..].iter().collect();
+    format!("{head}…{tail}")
+}
+

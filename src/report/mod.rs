@@ -1,0 +1,99 @@
+//! ncu output → typed launch records. Nothing downstream sees a raw string from ncu.
+//!
+//! [`csv`] streams the CSV pages (raw, details, per-kernel summary) of every ncu version;
+//! [`diagnose`] explains an input that holds no results (a log, a text report, a binary file);
+//! [`units`] converts every value to its base unit.
+
+pub mod csv;
+pub mod diagnose;
+pub mod units;
+
+use std::sync::Arc;
+
+/// One metric value as ncu printed it, converted to base units.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Number { value: f64, unit: &'static str },
+    /// A non-numeric value (`CachePreferNone`, a GPU name, an array).
+    Text(String),
+    /// `n/a`, `nan`, `(!) n/a` or empty: the metric exists but has no value.
+    Missing(String),
+}
+
+impl Value {
+    /// Parse `text` printed with `unit`.
+    pub fn parse(text: &str, unit: &str) -> Value {
+        let t = text.trim();
+        match units::number(t) {
+            Some(v) => {
+                let s = units::scale(unit);
+                Value::Number { value: s.apply(v), unit: s.base }
+            }
+            None if t.is_empty() || is_missing_token(t) => Value::Missing(t.to_string()),
+            None => Value::Text(t.to_string()),
+        }
+    }
+
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Value::Number { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+}
+
+fn is_missing_token(t: &str) -> bool {
+    let t = t.trim_start_matches("(!)").trim().to_ascii_lowercase();
+    matches!(t.as_str(), "n/a" | "nan" | "-nan" | "inf" | "-inf" | "")
+}
+
+/// One profiled kernel launch (or, from a per-kernel summary, `launches` of them averaged).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchRecord {
+    pub id: Option<u64>,
+    pub process: Option<String>,
+    pub kernel: String,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub device: Option<String>,
+    pub cc: Option<String>,
+    pub nvtx: Option<String>,
+    /// How many launches the values stand for: 1, or a summary's `Invocations` (values are then
+    /// averages, so totals are `value × launches`).
+    pub launches: u64,
+    pub metrics: Vec<(Arc<str>, Value)>,
+}
+
+impl LaunchRecord {
+    pub fn metric(&self, name: &str) -> Option<&Value> {
+        self.metrics.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+    }
+}
+
+/// Parse `"(256, 1, 1)"` (ncu's Block Size / Grid Size columns).
+pub fn parse_dims(s: &str) -> Option<[u32; 3]> {
+    let inner = s.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let mut it = inner.split(',').map(|p| p.trim().replace(',', "").parse::<u32>());
+    let d = [it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?];
+    it.next().is_none().then_some(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_convert_to_base_units() {
+        assert_eq!(Value::parse("1.02", "Kbyte/block"), Value::Number { value: 1020.0, unit: "byte/block" });
+        assert_eq!(Value::parse("7,520", "nsecond").number(), Some(7.52e-6));
+        assert_eq!(Value::parse("(!) n/a", ""), Value::Missing("(!) n/a".into()));
+        assert_eq!(Value::parse("PolicySpread", ""), Value::Text("PolicySpread".into()));
+    }
+
+    #[test]
+    fn dims() {
+        assert_eq!(parse_dims("(256, 1, 1)"), Some([256, 1, 1]));
+        assert_eq!(parse_dims("(16, 64, 1)"), Some([16, 64, 1]));
+        assert_eq!(parse_dims("256"), None);
+    }
+}

@@ -1,0 +1,165 @@
+//! ncu's unit strings → base units. Prefixes are decimal (ncu shows 32,768 bytes as
+//! `Kbyte 32.77`), and two vocabularies coexist: `nsecond`/`cycle/second` (≤ 2023.2) and
+//! `ns`/`hz` (2023+). Every value leaves the parser in the base unit named here.
+
+/// A value's unit after normalisation: the base unit and the power of ten that got it there.
+/// A power rather than a factor, so that `7520 nsecond` becomes exactly `7.52e-6 second`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub base: &'static str,
+    pub pow10: i32,
+}
+
+impl Scale {
+    /// `value` in the base unit.
+    pub fn apply(self, value: f64) -> f64 {
+        let p = 10f64.powi(self.pow10.abs());
+        if self.pow10 >= 0 { value * p } else { value / p }
+    }
+}
+
+/// Normalise one unit string. Unknown units pass through unscaled (`base` is then the
+/// canonical spelling of a known dimensionless count, or `"other"`), never an error: ncu adds
+/// units faster than any table, and a count like `warp/cycle` needs no scaling.
+pub fn scale(unit: &str) -> Scale {
+    let u = unit.trim();
+    if u.is_empty() {
+        return Scale { base: "", pow10: 0 };
+    }
+    // Rates: "<size>/<time>" such as `Gbyte/s`, `byte/second`, `Mbyte/usecond`.
+    if let Some((num, den)) = u.split_once('/') {
+        if let (Some(n), Some(d)) = (size(num), time(den)) {
+            return Scale { base: "byte/second", pow10: n - d };
+        }
+        if let (Some(n), "block") = (size(num), den) {
+            return Scale { base: "byte/block", pow10: n };
+        }
+        if num == "cycle" {
+            if let Some(d) = time(den) {
+                return Scale { base: "hz", pow10: -d };
+            }
+        }
+    }
+    if let Some(f) = size(u) {
+        return Scale { base: "byte", pow10: f };
+    }
+    if let Some(f) = time(u) {
+        return Scale { base: "second", pow10: f };
+    }
+    if let Some(f) = frequency(u) {
+        return Scale { base: "hz", pow10: f };
+    }
+    Scale { base: known_count(u), pow10: 0 }
+}
+
+/// Decimal size prefixes on `byte`.
+fn size(u: &str) -> Option<i32> {
+    let f = match u {
+        "byte" => 0,
+        "Kbyte" | "kbyte" | "KB" => 3,
+        "Mbyte" | "MB" => 6,
+        "Gbyte" | "GB" => 9,
+        "Tbyte" | "TB" => 12,
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// Times, in seconds.
+fn time(u: &str) -> Option<i32> {
+    let f = match u {
+        "second" | "s" | "sec" => 0,
+        "msecond" | "ms" => -3,
+        "usecond" | "us" => -6,
+        "nsecond" | "ns" => -9,
+        _ => return None,
+    };
+    Some(f)
+}
+
+fn frequency(u: &str) -> Option<i32> {
+    let f = match u.to_ascii_lowercase().as_str() {
+        "hz" => 0,
+        "khz" => 3,
+        "mhz" => 6,
+        "ghz" => 9,
+        _ => return None,
+    };
+    Some(f)
+}
+
+fn known_count(u: &str) -> &'static str {
+    const COUNTS: &[&str] = &[
+        "sector", "request", "inst", "warp", "block", "thread", "cycle", "register/thread", "SM",
+        "cluster", "sector/request", "inst/cycle", "warp/cycle", "%", "byte/block",
+    ];
+    COUNTS.iter().find(|c| **c == u).copied().unwrap_or("other")
+}
+
+/// Parse one ncu number: thousands separators (`1,234`), `x.00`, `nan`, `n/a`, `(!) n/a`.
+/// Returns `None` for anything that is not a finite number (the caller keeps the text).
+pub fn number(text: &str) -> Option<f64> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    let t = t.strip_prefix("(!)").map(str::trim).unwrap_or(t);
+    let cleaned: String;
+    let t = if t.contains(',') {
+        // Only a well-formed thousands grouping counts: "1,234,567.5" yes, "1,2" or "a,b" no.
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        let groups: Vec<&str> = int.trim_start_matches('-').split(',').collect();
+        let well_formed = groups[0].len() <= 3
+            && !groups[0].is_empty()
+            && groups[1..].iter().all(|g| g.len() == 3);
+        if !well_formed {
+            return None;
+        }
+        cleaned = if frac.is_empty() { int.replace(',', "") } else { format!("{}.{frac}", int.replace(',', "")) };
+        &cleaned
+    } else {
+        t
+    };
+    let first = t.as_bytes()[0];
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
+        return None; // rejects "nan", "inf", "n/a" before f64's parser accepts the first two
+    }
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_prefixes_and_both_time_vocabularies() {
+        assert_eq!(scale("Kbyte"), Scale { base: "byte", pow10: 3 });
+        assert_eq!(scale("usecond").pow10, -6);
+        assert_eq!(scale("us").apply(7.5), 7.5e-6);
+        assert_eq!(scale("nsecond").base, "second");
+        assert_eq!(scale("Gbyte/s"), Scale { base: "byte/second", pow10: 9 });
+        assert_eq!(scale("Mbyte/usecond").pow10, 12);
+        assert_eq!(scale("cycle/nsecond"), Scale { base: "hz", pow10: 9 });
+        assert_eq!(scale("Ghz"), Scale { base: "hz", pow10: 9 });
+        assert_eq!(scale("Kbyte/block"), Scale { base: "byte/block", pow10: 3 });
+        assert_eq!(scale(""), Scale { base: "", pow10: 0 });
+        assert_eq!(scale("sector").base, "sector");
+        assert_eq!(scale("furlong").base, "other");
+    }
+
+    #[test]
+    fn numbers_with_separators_and_invalid_tokens() {
+        assert_eq!(number("1,759,000.00"), Some(1_759_000.0));
+        assert_eq!(number("\"32,768\"".trim_matches('"')), Some(32768.0));
+        assert_eq!(number("46.47"), Some(46.47));
+        assert_eq!(number("-3"), Some(-3.0));
+        assert_eq!(number("nan"), None);
+        assert_eq!(number("(!) nan"), None);
+        assert_eq!(number("(!) n/a"), None);
+        assert_eq!(number("n/a"), None);
+        assert_eq!(number("inf"), None);
+        assert_eq!(number("1,2"), None);
+        assert_eq!(number("CachePreferNone"), None);
+        assert_eq!(number(""), None);
+    }
+}
