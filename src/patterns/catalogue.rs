@@ -202,7 +202,7 @@ fn square_side(n: u64) -> u64 {
 }
 
 fn grid_dim(x: u64) -> u32 {
-    u32::try_from(x.max(1)).unwrap_or(u32::MAX)
+    super::spec::grid_x(x)
 }
 
 #[cfg(test)]

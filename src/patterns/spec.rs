@@ -22,10 +22,12 @@ pub struct Launch {
 
 impl Launch {
     /// A 1-D launch of `items` items, `ilp` per thread, `block` threads per block.
+    /// `grid.x` is capped at CUDA's limit (2^31 − 1); the catalogue's sizes stay far below it,
+    /// and the kernels refuse a grid that does not cover their items.
     pub fn linear(items: u64, block: u32, ilp: u32) -> Launch {
         let per_block = u64::from(block) * u64::from(ilp);
         let grid = items.div_ceil(per_block).max(1);
-        Launch { grid: [u32::try_from(grid).unwrap_or(u32::MAX), 1, 1], block: [block, 1, 1] }
+        Launch { grid: [grid_x(grid), 1, 1], block: [block, 1, 1] }
     }
 
     pub fn threads_per_block(&self) -> u64 {
@@ -154,8 +156,9 @@ pub enum Spec {
     /// `out[j] = 2 * in[j * stride + offset]` for `j < m`, fp32, streaming convention (ilp items).
     /// `in` holds `m * stride + offset` floats (rounded up), `out` holds `m` floats.
     Strided { m: u64, stride: u64, offset: u64, ilp: u32 },
-    /// `out[j] = 2 * in[w]` where `w = 0` (`per_warp == false`) or `w = j / 32`, the warp's
-    /// global index (`per_warp == true`: warps read consecutive words). fp32, streaming convention.
+    /// `out[j] = 2 * in[w]` where `w = 0` (`per_warp == false`) or `w = j / 32`, the index of
+    /// the 32 consecutive `j` a load instruction covers (`per_warp == true`: each warp-level load
+    /// reads its own word, consecutive loads consecutive words). fp32, streaming convention.
     Broadcast { m: u64, per_warp: bool, ilp: u32 },
     /// Scalar random gather, fp32, streaming convention:
     /// `out[j] = in[hash32(j, seed) % table]` for `j < lookups` (see [`hash32`]).
@@ -168,12 +171,15 @@ pub enum Spec {
     /// Vector loads of `width` bytes: `out[j] = 2 * in[j]` with `in` and `out` viewed as vectors,
     /// streaming convention with `m` vectors, `in` starting `base_offset` bytes past a 256-byte
     /// boundary. When `in` is not aligned to the vector width the kernel falls back to scalar
-    /// fp32 loads over the same `m * width / 4` floats, streaming convention with `ilp` floats.
+    /// fp32 loads over the same `m * width / 4` floats: streaming convention with
+    /// `ilp * width / 4` floats per thread (so each block covers the same bytes), `j < m * width / 4`,
+    /// address `in + 4 * j`.
     Vector { width: VecWidth, m: u64, base_offset: u64, ilp: u32 },
     /// Decode-attention K read of one layout: one warp per 32 consecutive `d` of one (block, head)
     /// pair; blocks of `head_dim` threads, one per `d`, block `i` handles `b = i / H, h = i % H`,
     /// and loops over the `S` tokens `o`, reading `K[b, o, h, d]` at the layout's offset, and
-    /// writes its fp32 sum `q[d] * K` to `out[(b * H + h) * D + d]`.
+    /// writes its fp32 sum `q[d] * K` to `out[(b * H + h) * D + d]`; `q[d]` is computed in
+    /// registers, so the K reads are the only global loads.
     /// For `KvLayout::Vllm` (fp16 only) the mapping is vLLM's: blocks of 128 threads, warp `w`
     /// of block `i` handles pair `p = i * 4 + w` (`b = p / H, h = p % H`); lane `l` reads 8 bytes
     /// (4 halves) at token `o = l / 2`, element `(l % 2) * 4` of each x-chunk `c in 0..D/x`
@@ -345,6 +351,13 @@ impl Variant {
         }
         kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";")
     }
+}
+
+/// CUDA's largest `grid.x`.
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+
+pub fn grid_x(blocks: u64) -> u32 {
+    blocks.clamp(1, MAX_GRID_X) as u32
 }
 
 fn dims(d: [u32; 3]) -> String {

@@ -1,1 +1,6 @@
-fn main(){}
+//! The one integration-test binary. Each module tests one command or one external tool.
+
+mod analyze;
+mod bad_input;
+mod real_ncu;
+mod util;

@@ -1,0 +1,56 @@
+//! Shared test helpers: the binary under test, fixture paths, and the project-local tools
+//! (tests that need a tool that is absent skip loudly, saying why).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(rel: &str) -> PathBuf {
+    root().join("tests/fixtures").join(rel)
+}
+
+/// `coalprof` with a clean environment: no colour, no tool overrides, logs quiet.
+pub fn coalprof() -> Command {
+    let mut c = Command::cargo_bin("coalprof").expect("the binary is built");
+    c.env_remove("COALPROF_NCU")
+        .env_remove("COALPROF_NVCC")
+        .env_remove("COALPROF_LOG")
+        .env_remove("CUDA_HOME")
+        .env("NO_COLOR", "1")
+        .current_dir(root());
+    c
+}
+
+/// The project's ncu (installed by `scripts/install-tools.sh`), or `None` with a loud notice.
+pub fn real_ncu(test: &str) -> Option<PathBuf> {
+    tool(test, ".tools/bin/ncu")
+}
+
+/// The project's nvcc, or `None` with a loud notice.
+pub fn real_nvcc(test: &str) -> Option<PathBuf> {
+    tool(test, ".tools/cuda-home/bin/nvcc")
+}
+
+fn tool(test: &str, rel: &str) -> Option<PathBuf> {
+    let p = root().join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED {test}: {} is missing; run scripts/install-tools.sh (CI does)", p.display());
+        None
+    }
+}
+
+/// Parse stdout as JSON.
+pub fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// A path as a string, for arguments.
+pub fn s(p: &Path) -> String {
+    p.display().to_string()
+}
