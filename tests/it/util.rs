@@ -50,7 +50,3 @@ pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
-/// A path as a string, for arguments.
-pub fn s(p: &Path) -> String {
-    p.display().to_string()
-}
