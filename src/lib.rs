@@ -3,8 +3,10 @@
 //! The data flows one way: pattern catalogue → build (nvcc) → profile (ncu) → parse → frame
 //! (derived metrics) → render / gate. Each step is one module; `commands` glues them together.
 
+pub mod commands;
 pub mod error;
 pub mod exit;
+pub mod gate;
 pub mod patterns;
 pub mod results;
 pub mod tools;
