@@ -61,3 +61,80 @@ fn annotation(c: &Check) -> String {
     }
     format!("::{command} {}::{}", props.join(","), escape_data(&message))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::gate::rules::parse_rules;
+    use crate::gate::verdict::evaluate;
+    use crate::results::{Provenance, Results, Row, Source};
+
+    const GEMM: &str = "void gemm<float, 128>(const float*, float*, int)";
+
+    fn row(kernel: &str, v: f64) -> Row {
+        Row {
+            pattern: None,
+            variant: None,
+            kernel: kernel.into(),
+            id: None,
+            launches: 1,
+            grid: None,
+            block: None,
+            params: Default::default(),
+            source: Source::Measured,
+            metrics: [("global_load_sectors_per_request".to_string(), v)].into(),
+            predicted: None,
+            notes: vec![],
+            findings: vec![],
+        }
+    }
+
+    fn report(rows: Vec<Row>, severity: &str) -> Report {
+        let rules = parse_rules(
+            &format!("[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\nseverity = \"{severity}\"\n"),
+            Path::new("ci/metrics.toml"),
+        )
+        .unwrap();
+        let p = Provenance { compute_capability: Some("9.0".into()), ..Default::default() };
+        evaluate(&rules, &[Results::new(p, rows)], None)
+    }
+
+    #[test]
+    fn toolkit_escaping() {
+        assert_eq!(escape_data("50% a\r\nb: c, d"), "50%25 a%0D%0Ab: c, d");
+        assert_eq!(escape_property("50% a\nb: c, d"), "50%25 a%0Ab%3A c%2C d");
+    }
+
+    #[test]
+    fn templated_kernel_names_are_escaped_in_title_and_message() {
+        let out = annotations(&report(vec![row(GEMM, 8.0)], "fail"));
+        assert_eq!(
+            out,
+            "::error file=ci/metrics.toml,line=1,title=coalprof sm_90 void gemm<float%2C 128>(const float*%2C float*%2C int)%3A \
+             global_load_sectors_per_request::global_load_sectors_per_request 8 > 4.5 (max, rule #1 (ci/metrics.toml:1))\n"
+        );
+        assert_eq!(out.lines().count(), 1, "a newline in a name must not split the command");
+    }
+
+    #[test]
+    fn warnings_are_warnings_and_passes_are_silent() {
+        let out = annotations(&report(vec![row("k1", 8.0), row("k2", 1.0)], "warn"));
+        assert!(out.starts_with("::warning ") && out.lines().count() == 1, "{out}");
+    }
+
+    #[test]
+    fn at_most_ten_annotations_then_one_notice() {
+        let rows = (0..13).map(|i| row(&format!("kernel_{i:02}"), 5.0 + i as f64)).collect();
+        let out = annotations(&report(rows, "fail"));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), MAX_ANNOTATIONS + 1);
+        assert!(lines[..10].iter().all(|l| l.starts_with("::error ")));
+        assert!(lines[0].contains("kernel_00"), "same verdict, no baseline: by name: {}", lines[0]);
+        assert_eq!(
+            lines[10],
+            "::notice title=coalprof::3 more coalprof checks not annotated (3 failed, 0 warnings): see the verdict table or the job summary"
+        );
+    }
+}
