@@ -113,7 +113,7 @@ mod tests {
         assert_eq!(
             out,
             "::error file=ci/metrics.toml,line=1,title=coalprof sm_90 void gemm<float%2C 128>(const float*%2C float*%2C int)%3A \
-             global_load_sectors_per_request::global_load_sectors_per_request 8 > 4.5 (max, rule #1 (ci/metrics.toml:1))\n"
+             global_load_sectors_per_request::global_load_sectors_per_request 8 > 4.5 (max, rule #1 at ci/metrics.toml:1)\n"
         );
         assert_eq!(out.lines().count(), 1, "a newline in a name must not split the command");
     }

@@ -191,11 +191,11 @@ impl Rule {
         self.metrics.is_none().then_some(self.spec.metric.as_str())
     }
 
-    /// `rule #2 (metrics.toml:14)`, for messages.
+    /// `rule #2 at metrics.toml:14`, for messages.
     pub fn describe(&self) -> String {
         match self.location.line {
-            Some(l) => format!("rule #{} ({}:{l})", self.index, self.location.file.display()),
-            None => format!("rule #{} ({})", self.index, self.location.file.display()),
+            Some(l) => format!("rule #{} at {}:{l}", self.index, self.location.file.display()),
+            None => format!("rule #{} in {}", self.index, self.location.file.display()),
         }
     }
 }

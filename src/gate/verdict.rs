@@ -131,7 +131,7 @@ impl Report {
     pub fn tally(&self) -> String {
         let parts = [
             (Verdict::Fail, "failed"),
-            (Verdict::Warn, "warning(s)"),
+            (Verdict::Warn, if self.count(Verdict::Warn) == 1 { "warning" } else { "warnings" }),
             (Verdict::Pass, "passed"),
             (Verdict::New, "new"),
             (Verdict::Missing, "missing"),
@@ -167,10 +167,41 @@ impl Report {
             a.verdict
                 .cmp(&b.verdict)
                 .then(cb.total_cmp(&ca))
-                .then_with(|| (&a.arch, &a.row, &a.metric).cmp(&(&b.arch, &b.row, &b.metric)))
+                .then_with(|| a.arch.cmp(&b.arch))
+                .then_with(|| natural_cmp(&a.row, &b.row))
+                .then_with(|| a.metric.cmp(&b.metric))
         });
         v
     }
+}
+
+/// Compare with runs of digits as numbers, so `stride_2` sorts before `stride_16`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for ((da, x), (db, y)) in ca.iter().zip(&cb) {
+        let ord = if *da && *db {
+            let (x, y) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+            x.len().cmp(&y.len()).then_with(|| x.cmp(y))
+        } else {
+            x.cmp(y)
+        };
+        if ord.is_ne() {
+            return ord;
+        }
+    }
+    ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
 }
 
 /// Evaluate every rule against every row of `inputs` and, when given, the baseline.
@@ -494,7 +525,7 @@ mod tests {
         assert_eq!(v("min = 4", 3.99, None), Verdict::Fail);
         assert_eq!(v("max = 4.5\nseverity = \"warn\"", 8.0, None), Verdict::Warn);
         let c = verdict("max = 4.5", Some(32.0), None, M);
-        assert_eq!(c.message, "global_load_sectors_per_request 32 > 4.5 (max, rule #1 (metrics.toml:1))");
+        assert_eq!(c.message, "global_load_sectors_per_request 32 > 4.5 (max, rule #1 at metrics.toml:1)");
     }
 
     #[test]
@@ -595,5 +626,12 @@ mod tests {
         let order: Vec<_> = report.sorted().iter().map(|c| c.verdict).collect();
         assert_eq!(order, [Verdict::Fail, Verdict::Pass]);
         assert_eq!(report.tally(), "1 failed, 1 passed");
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["stride/stride_16", "stride/stride_2", "stride/stride_1", "a10", "a9b"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["a9b", "a10", "stride/stride_1", "stride/stride_2", "stride/stride_16"]);
     }
 }
