@@ -4,21 +4,21 @@
 //! (derived metrics) → render / gate. Each step is one module; `commands` glues them together.
 
 pub mod analyze;
+pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod exit;
 pub mod frame;
+pub mod gate;
 pub mod inputs;
+pub mod logging;
 pub mod metrics;
 pub mod patterns;
 pub mod render;
 pub mod report;
 pub mod results;
-pub mod tools;
-
-pub mod cli;
-pub mod commands;
-pub mod logging;
 pub mod settings;
+pub mod tools;
 
 pub use error::{Error, Result};
 

@@ -1,6 +1,8 @@
 //! One module per subcommand: glue between settings and the pipeline, nothing more.
 
 pub mod analyze;
+pub mod baseline;
+pub mod check;
 
 use std::io::Write;
 

@@ -2,5 +2,6 @@
 
 mod analyze;
 mod bad_input;
+mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod real_ncu;
 mod util;

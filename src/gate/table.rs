@@ -1,0 +1,87 @@
+//! The verdict table for the terminal: the headline first, then one line per check, failures
+//! first. Plain text unless colour is asked for; it must read the same without it.
+
+use crate::gate::rules::fmt_num;
+use crate::gate::verdict::{Check, Report, Verdict};
+
+const HEADERS: [&str; 8] = [
+    "STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS",
+];
+
+/// Render the report; `color` adds ANSI colour to the status words only.
+pub fn render(report: &Report, color: bool) -> String {
+    let mut out = format!(
+        "coalprof check: {} ({})\n",
+        report.headline(),
+        report.tally()
+    );
+    let sorted = report.sorted();
+    if sorted.is_empty() {
+        return out;
+    }
+    let rows: Vec<[String; 8]> = sorted.iter().map(|c| cells(c)).collect();
+    let mut widths = HEADERS.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    out.push('\n');
+    out.push_str(&line(&HEADERS.map(String::from), &widths, None));
+    for (r, c) in rows.iter().zip(&sorted) {
+        out.push_str(&line(r, &widths, color.then_some(c.verdict)));
+    }
+    let notable: Vec<&&Check> = sorted
+        .iter()
+        .filter(|c| c.verdict != Verdict::Pass)
+        .collect();
+    if !notable.is_empty() {
+        out.push('\n');
+        for c in notable {
+            out.push_str(&format!(
+                "{}: {} {}: {}\n",
+                c.verdict.as_str(),
+                c.row,
+                c.metric,
+                c.message
+            ));
+        }
+    }
+    out
+}
+
+fn cells(c: &Check) -> [String; 8] {
+    let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "-".to_string());
+    [
+        c.verdict.as_str().to_uppercase(),
+        c.arch.clone(),
+        c.row.clone(),
+        c.metric.clone(),
+        num(c.baseline),
+        num(c.current),
+        c.change_text(),
+        c.limits.clone(),
+    ]
+}
+
+fn line(cells: &[String; 8], widths: &[usize; 8], color: Option<Verdict>) -> String {
+    let mut parts = Vec::with_capacity(8);
+    for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+        let pad = w - cell.chars().count();
+        let padded = format!("{cell}{}", " ".repeat(pad));
+        parts.push(match (i, color) {
+            (0, Some(v)) => format!("\x1b[{}m{padded}\x1b[0m", ansi(v)),
+            _ => padded,
+        });
+    }
+    format!("{}\n", parts.join("  ").trim_end())
+}
+
+fn ansi(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Fail => "1;31",
+        Verdict::Warn => "33",
+        Verdict::Pass => "32",
+        Verdict::New | Verdict::Missing | Verdict::Skipped => "36",
+    }
+}
