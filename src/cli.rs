@@ -56,8 +56,190 @@ pub enum ColorArg {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List the built-in patterns, their variants and what each one shows.
+    Patterns(PatternsArgs),
+    /// Build, time and profile built-in patterns; print the table and save the run.
+    Run(RunArgs),
+    /// Profile your own program: the same metrics and table for its kernels.
+    Profile(ProfileArgs),
     /// Turn existing ncu reports (CSV of any page and version, or .ncu-rep) into the table.
     Analyze(AnalyzeArgs),
+    /// The gate: check runs or reports against `[[gate]]` rules and an optional baseline.
+    Check(CheckArgs),
+    /// Manage the checked-in baseline.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+    /// Re-render a saved run (a `profiles/<run>/` folder or its results.json) without profiling.
+    Report(ReportArgs),
+    /// Compile the pattern executables with nvcc (cached; `run` does this itself).
+    Build(BuildArgs),
+    /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
+    Doctor,
+}
+
+/// Which patterns: a comma-separated list, or all of them.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct PatternChoice {
+    /// Patterns to run, comma-separated (`coalprof patterns` lists them).
+    #[arg(long, short, value_delimiter = ',', value_name = "P[,P…]")]
+    pub pattern: Vec<String>,
+    /// Every built-in pattern.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PatternsArgs {
+    /// Also list each variant's parameters at this size (bytes, e.g. `1G`, `64M`).
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BackendArg {
+    /// Measure with ncu where a GPU is present, otherwise predict with the model (and say so).
+    Auto,
+    /// Measure with ncu; exit 4 without a GPU.
+    Ncu,
+    /// Predict with the address model, anywhere.
+    Model,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub patterns: PatternChoice,
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2).
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<String>,
+    #[command(flatten)]
+    pub build: ArchArg,
+    #[command(flatten)]
+    pub profiler: ProfilerArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Folder for the run (default: profiles/ in the checkout, else ./profiles).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Name of the run's folder (default: UTC time and backend).
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// CUDA-event timing: warm-up launches, then timed repeats (median reported).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub warmup: u32,
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub repeats: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct ArchArg {
+    /// GPU architecture to build for (default: the GPU's, from nvidia-smi).
+    #[arg(long, value_name = "sm_XX")]
+    pub arch: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfilerArgs {
+    /// ncu's `--cache-control` (all: flush caches before every replay pass).
+    #[arg(long, value_parser = ["all", "none"], default_value = "all")]
+    pub cache_control: String,
+    /// ncu's `--clock-control` (base: lock clocks to base; `none` where locking is refused).
+    #[arg(long, value_parser = ["base", "none", "reset"], default_value = "base")]
+    pub clock_control: String,
+    /// Kill a kernel process (and its process group) that runs longer than this many seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The model's L2→DRAM fetch granularity in bytes (undocumented on Hopper).
+    #[arg(long, value_parser = ["32", "64", "128"], default_value = "32")]
+    pub l2_fetch: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Only kernels whose function name matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub kernel: Option<String>,
+    /// Skip this many matching launches.
+    #[arg(long, value_name = "N")]
+    pub launch_skip: Option<u64>,
+    /// Profile at most this many matching launches.
+    #[arg(long, value_name = "N")]
+    pub launch_count: Option<u64>,
+    /// One row per launch instead of one per kernel and launch shape.
+    #[arg(long)]
+    pub per_launch: bool,
+    #[command(flatten)]
+    pub profiler: ProfilerArgs,
+    /// Folder for the run (default: profiles/ in the checkout, else ./profiles).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The program and its arguments, passed through verbatim.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Run folders, results.json files, ncu CSVs or .ncu-rep reports.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Rules file (its `[[gate]]` entries replace those of metrics.toml).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Baseline to compare `regress` rules against.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Print GitHub Actions annotations and append a summary to `$GITHUB_STEP_SUMMARY`.
+    #[arg(long)]
+    pub github: bool,
+    /// Report only: exit 0 even when the gate fails (outputs unchanged).
+    #[arg(long)]
+    pub exit_zero: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Record runs into the baseline file (one section per GPU architecture, sorted, rounded).
+    Update(BaselineUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineUpdateArgs {
+    /// Run folders or results.json files.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The baseline file.
+    #[arg(long, default_value = "coalprof.baseline.json", value_name = "FILE")]
+    pub baseline: PathBuf,
+    /// Record only the metrics some `regress` rule compares (smaller diffs).
+    #[arg(long)]
+    pub only_gated: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run folder or a results.json.
+    #[arg(value_name = "RUN")]
+    pub run: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub patterns: PatternChoice,
+    /// GPU architectures to build for, comma-separated (default: the GPU's, from nvidia-smi).
+    #[arg(long, value_delimiter = ',', value_name = "sm_XX")]
+    pub arch: Vec<String>,
 }
 
 #[derive(Debug, Args)]

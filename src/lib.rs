@@ -4,20 +4,26 @@
 //! (derived metrics) → render / gate. Each step is one module; `commands` glues them together.
 
 pub mod analyze;
+pub mod build;
 pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit;
+pub mod findings;
 pub mod frame;
 pub mod gate;
 pub mod inputs;
 pub mod logging;
+pub mod manifest;
 pub mod metrics;
+pub mod model;
 pub mod patterns;
 pub mod render;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod settings;
+pub mod store;
 pub mod tools;
 
 pub use error::{Error, Result};
@@ -30,6 +36,14 @@ pub fn run(cli: &cli::Cli) -> Result<Exit> {
     let env = settings::Env::read();
     let (common, settings) = settings::resolve(&cli.global, &cli.command, &env)?;
     match &settings {
+        Settings::Patterns(s) => commands::patterns::run(&common, s),
+        Settings::Run(s) => commands::run::run(&common, s),
+        Settings::Profile(s) => commands::profile::run(&common, s),
         Settings::Analyze(s) => commands::analyze::run(&common, s),
+        Settings::Build(s) => commands::build::run(&common, s),
+        Settings::Report(run) => commands::report::run(&common, run),
+        Settings::Check(c) => commands::gate::check(&common, c),
+        Settings::BaselineUpdate(b) => commands::gate::baseline_update(&common, b),
+        Settings::Doctor => commands::doctor::run(&common),
     }
 }

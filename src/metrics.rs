@@ -65,7 +65,8 @@ pub struct DerivedMetric {
     pub tolerance: Option<f64>,
 }
 
-/// The whole file. `gate` is kept as raw TOML here and interpreted by the gate module.
+/// The whole file. The `[[gate]]` entries are compiled by the gate module, which keeps their
+/// line numbers for its annotations.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
@@ -73,8 +74,11 @@ pub struct Catalogue {
     /// In file order: later formulas may use earlier results.
     #[serde(default, deserialize_with = "ordered")]
     pub derived: Vec<(String, DerivedMetric)>,
-    #[serde(default)]
-    pub gate: Vec<toml::Table>,
+    #[serde(default, rename = "gate")]
+    _gate: Vec<toml::Table>,
+    /// The default gate rules, compiled.
+    #[serde(skip)]
+    pub rules: Vec<crate::gate::Rule>,
     #[serde(skip)]
     pub origin: PathBuf,
 }
@@ -106,6 +110,7 @@ impl Catalogue {
                 .with_hint(location(text, e.span()))
         })?;
         c.origin = origin.to_path_buf();
+        c.rules = crate::gate::parse_rules(text, origin)?;
         c.validate()?;
         Ok(c)
     }

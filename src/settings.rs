@@ -4,9 +4,15 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use std::ffi::OsString;
+use std::time::Duration;
+
 use crate::analyze::Grouping;
-use crate::cli::{AnalyzeArgs, ColorArg, Command, FormatArg, Global};
-use crate::error::Result;
+use crate::build::parse_arch;
+use crate::cli::{AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, RunArgs};
+use crate::error::{Error, Result};
+use crate::patterns::{Pattern, Sizing};
+use crate::run::ProfilerSettings;
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::render::{Format, Style};
@@ -23,9 +29,40 @@ pub struct Common {
     pub tools: ToolSearch,
     /// A writable HOME for ncu (it deploys section files there).
     pub ncu_home: Option<PathBuf>,
+    /// Where built pattern executables are cached.
+    pub cache: PathBuf,
 }
 
 impl Common {
+    /// The nvcc to use, or why there is none.
+    pub fn nvcc(&self) -> std::result::Result<crate::tools::nvcc::Nvcc, ToolError> {
+        let found = self.tools.nvcc()?;
+        tracing::info!(path = %found.path.display(), how = found.how, "using nvcc");
+        Ok(crate::tools::nvcc::Nvcc { path: found.path })
+    }
+
+    /// The first GPU's architecture (`sm_90`) from nvidia-smi; exit 4 when there is no GPU.
+    pub fn gpu_arch(&self) -> Result<String> {
+        let gpus = self.gpus()?;
+        Ok(gpus[0].arch())
+    }
+
+    /// The GPUs nvidia-smi lists; an error (exit 4) when there is none.
+    pub fn gpus(&self) -> Result<Vec<crate::tools::smi::Gpu>> {
+        let no_gpu = |why: &str| {
+            Error::unavailable(
+                format!("no GPU found: {why}"),
+                "give `--arch sm_XX` to build anyway; `--backend model` predicts the metrics without a GPU",
+            )
+        };
+        let smi = self.tools.cuda_binary("nvidia-smi").map_err(|_| no_gpu("nvidia-smi is not installed"))?;
+        let gpus = crate::tools::smi::Smi { path: smi.path }.gpus().map_err(|e| no_gpu(&e.to_string()))?;
+        if gpus.is_empty() {
+            return Err(no_gpu("nvidia-smi lists none"));
+        }
+        Ok(gpus)
+    }
+
     /// The ncu to use, or why there is none.
     pub fn ncu(&self) -> std::result::Result<Ncu, ToolError> {
         let found = self.tools.ncu()?;
@@ -40,6 +77,10 @@ pub struct Env {
     pub cuda_home: Option<PathBuf>,
     pub path: Option<std::ffi::OsString>,
     pub home: Option<PathBuf>,
+    /// `GITHUB_STEP_SUMMARY`: where `check --github` appends its markdown.
+    pub step_summary: Option<PathBuf>,
+    /// `XDG_CACHE_HOME`, else `~/.cache`.
+    pub cache_home: Option<PathBuf>,
     pub cwd: PathBuf,
 }
 
@@ -51,6 +92,8 @@ impl Env {
             cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")).map(PathBuf::from),
             path: var("PATH"),
             home: var("HOME").map(PathBuf::from),
+            step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            cache_home: var("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache"))),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -61,9 +104,70 @@ pub struct AnalyzeSettings {
     pub grouping: Grouping,
 }
 
+/// Which backend `run` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Auto,
+    Ncu,
+    Model,
+}
+
+pub struct RunSettings {
+    pub patterns: Vec<Pattern>,
+    pub backend: Backend,
+    pub sizing: Sizing,
+    pub arch: Option<String>,
+    pub profiler: ProfilerSettings,
+    /// The model's L2 fetch granularity (32, 64 or 128 bytes).
+    pub l2_fetch_bytes: u32,
+    pub out_base: PathBuf,
+    pub run_id: Option<String>,
+}
+
+pub struct ProfileSettings {
+    pub kernel: Option<String>,
+    pub launch_skip: Option<u64>,
+    pub launch_count: Option<u64>,
+    pub grouping: Grouping,
+    pub profiler: ProfilerSettings,
+    pub out_base: PathBuf,
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+pub struct BuildSettings {
+    pub patterns: Vec<Pattern>,
+    pub archs: Vec<String>,
+    pub cache: PathBuf,
+}
+
+pub struct PatternsSettings {
+    pub sizing: Option<Sizing>,
+}
+
 /// One command, fully resolved.
 pub enum Settings {
+    Patterns(PatternsSettings),
+    Run(RunSettings),
+    Profile(ProfileSettings),
     Analyze(AnalyzeSettings),
+    Build(BuildSettings),
+    Report(PathBuf),
+    Check(CheckCommand),
+    BaselineUpdate(BaselineSettings),
+    Doctor,
+}
+
+pub struct CheckCommand {
+    pub inputs: Vec<PathBuf>,
+    pub check: crate::commands::check::CheckSettings,
+}
+
+pub struct BaselineSettings {
+    pub runs: Vec<PathBuf>,
+    pub path: PathBuf,
+    /// Only metrics some `regress` rule compares, under these rules.
+    pub only_gated: Option<Vec<crate::gate::Rule>>,
 }
 
 pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common, Settings)> {
@@ -89,11 +193,138 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
         project_tools,
     };
     let ncu_home = env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(std::env::temp_dir()));
-    let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home };
+    let project = project_root(&env.cwd);
+    let cache = kernel_cache(project.as_deref(), env);
+    let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home, cache };
+    let out_base = |out: &Option<PathBuf>| crate::run::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
+        Command::Patterns(a) => Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? }),
+        Command::Run(a) => Settings::Run(run(a, out_base(&a.out))?),
+        Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out))?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
+        Command::Build(a) => Settings::Build(BuildSettings {
+            patterns: patterns(&a.patterns)?,
+            archs: a.arch.iter().map(|s| parse_arch(s)).collect::<Result<_>>()?,
+            cache: common.cache.clone(),
+        }),
+        Command::Report(a) => Settings::Report(a.run.clone()),
+        Command::Check(a) => Settings::Check(check(a, &common, env)?),
+        Command::Baseline(crate::cli::BaselineCommand::Update(a)) => Settings::BaselineUpdate(BaselineSettings {
+            runs: a.runs.clone(),
+            path: a.baseline.clone(),
+            only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
+        }),
+        Command::Doctor => Settings::Doctor,
     };
     Ok((common, settings))
+}
+
+fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckCommand> {
+    let rules = match &a.rules {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| Error::usage(format!("cannot read `{}`: {e}", p.display())))?;
+            crate::gate::parse_rules(&text, p)?
+        }
+        None => common.catalogue.rules.clone(),
+    };
+    Ok(CheckCommand {
+        inputs: a.inputs.clone(),
+        check: crate::commands::check::CheckSettings {
+            rules,
+            baseline: a.baseline.clone(),
+            junit: a.junit.clone(),
+            github: a.github,
+            step_summary: if a.github { env.step_summary.clone() } else { None },
+            exit_zero: a.exit_zero,
+            color: common.style.color,
+        },
+    })
+}
+
+fn run(a: &RunArgs, out_base: PathBuf) -> Result<RunSettings> {
+    Ok(RunSettings {
+        patterns: patterns(&a.patterns)?,
+        backend: match a.backend {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Ncu => Backend::Ncu,
+            BackendArg::Model => Backend::Model,
+        },
+        sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or_default(),
+        arch: a.build.arch.as_deref().map(parse_arch).transpose()?,
+        profiler: profiler(&a.profiler, a.warmup, a.repeats),
+        l2_fetch_bytes: a.model.l2_fetch.parse().map_err(|_| Error::usage("`--l2-fetch` takes 32, 64 or 128"))?,
+        out_base,
+        run_id: a.run_id.clone(),
+    })
+}
+
+fn profile(a: &ProfileArgs, out_base: PathBuf) -> Result<ProfileSettings> {
+    if let Some(k) = &a.kernel {
+        regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}")))?;
+    }
+    let (program, args) = a.command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
+    Ok(ProfileSettings {
+        kernel: a.kernel.clone(),
+        launch_skip: a.launch_skip,
+        launch_count: a.launch_count,
+        grouping: if a.per_launch { Grouping::PerLaunch } else { Grouping::PerKernel },
+        profiler: profiler(&a.profiler, 0, 1),
+        out_base,
+        program: PathBuf::from(program),
+        args: args.to_vec(),
+    })
+}
+
+fn profiler(p: &ProfilerArgs, warmup: u32, repeats: u32) -> ProfilerSettings {
+    ProfilerSettings {
+        cache_control: p.cache_control.clone(),
+        clock_control: p.clock_control.clone(),
+        timeout: Duration::from_secs(p.timeout.max(1)),
+        warmup,
+        repeats: repeats.max(1),
+    }
+}
+
+fn patterns(c: &PatternChoice) -> Result<Vec<Pattern>> {
+    if c.all {
+        return Ok(Pattern::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for name in &c.pattern {
+        let p: Pattern = name.parse().map_err(|e: crate::patterns::UnknownPattern| Error::usage(e.to_string()))?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// `1G`, `64M`, `512K` (binary multiples, as `GiB`), `1GB` (decimal), or plain bytes.
+pub fn parse_size(s: &str) -> Result<Sizing> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| Error::usage(format!("`{s}` is not a size (e.g. `1G`, `64M`, `4096`)")))?;
+    let mult: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        other => return Err(Error::usage(format!("`{other}` in `{s}` is not a size unit (K, M, G, KB, MB, GB)"))),
+    };
+    let bytes = n.checked_mul(mult).filter(|&b| b >= 4096).ok_or_else(|| Error::usage(format!("size `{s}` must be between 4 KiB and 16 EiB")))?;
+    Ok(Sizing { bytes })
+}
+
+/// Where built kernels are cached: `kernels/build/` in the checkout, else the user's cache.
+fn kernel_cache(project: Option<&std::path::Path>, env: &Env) -> PathBuf {
+    match project {
+        Some(p) => p.join("kernels/build"),
+        None => env.cache_home.clone().unwrap_or_else(std::env::temp_dir).join("coalprof/kernels"),
+    }
 }
 
 fn analyze(a: &AnalyzeArgs) -> AnalyzeSettings {
@@ -104,4 +335,20 @@ fn analyze(a: &AnalyzeArgs) -> AnalyzeSettings {
 /// The coalprof checkout `cwd` is in (it has `kernels/` and `metrics.toml`), if any.
 pub fn project_root(cwd: &std::path::Path) -> Option<PathBuf> {
     cwd.ancestors().find(|d| d.join("metrics.toml").is_file() && d.join("kernels").is_dir()).map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1G").unwrap().bytes, 1 << 30);
+        assert_eq!(parse_size("64M").unwrap().bytes, 64 << 20);
+        assert_eq!(parse_size("1GB").unwrap().bytes, 1_000_000_000);
+        assert_eq!(parse_size("8192").unwrap().bytes, 8192);
+        assert!(parse_size("12").is_err());
+        assert!(parse_size("1T").is_err());
+        assert!(parse_size("x").is_err());
+    }
 }

@@ -2,7 +2,14 @@
 
 pub mod analyze;
 pub mod baseline;
+pub mod build;
 pub mod check;
+pub mod doctor;
+pub mod gate;
+pub mod patterns;
+pub mod profile;
+pub mod report;
+pub mod run;
 
 use std::io::Write;
 

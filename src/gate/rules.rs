@@ -49,9 +49,8 @@ pub enum Direction {
 const HIGHER_IS_BETTER: &[&str] = &[
     "global_load_sector_efficiency",
     "global_store_sector_efficiency",
-    "useful_bandwidth_bytes_per_s",
-    "achieved_bandwidth_bytes_per_s",
-    "dram_bandwidth_bytes_per_s",
+    "useful_bandwidth",
+    "dram_bandwidth",
     "peak_bandwidth_fraction",
 ];
 

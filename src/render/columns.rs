@@ -104,6 +104,33 @@ pub fn label(r: &Row) -> String {
     }
 }
 
+/// Findings and notes of `rows`, each text once: a note every row shares is said once without
+/// a row name (the model's assumptions, say); the others name their rows.
+pub fn notes(rows: &[&Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
+        for f in &r.findings {
+            out.push(format!("{}: {f}", label(r)));
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for r in rows {
+        for n in &r.notes {
+            if seen.contains(&n.as_str()) {
+                continue;
+            }
+            seen.push(n);
+            let having: Vec<String> = rows.iter().filter(|x| x.notes.contains(n)).map(|x| label(x)).collect();
+            if having.len() == rows.len() && rows.len() > 1 {
+                out.push(n.clone());
+            } else {
+                out.push(format!("{}: {n}", having.join(", ")));
+            }
+        }
+    }
+    out
+}
+
 /// The rows grouped by pattern (user kernels form one group, named `None`), in first-seen order.
 pub fn groups(results: &Results) -> Vec<(Option<&str>, Vec<&Row>)> {
     let mut out: Vec<(Option<&str>, Vec<&Row>)> = Vec::new();

@@ -1,7 +1,7 @@
 //! Markdown for a kernel review: one table per pattern, the notes and findings under it.
 //! Pipes in kernel names are escaped so a C++ name cannot break the table.
 
-use super::columns::{cell, groups, label, present};
+use super::columns::{cell, groups, label, notes, present};
 use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Source};
@@ -45,11 +45,7 @@ impl Exporter for Markdown {
                 out.push_str(&format!("| {} |\n", line.join(" | ")));
             }
             out.push('\n');
-            let notes: Vec<String> = rows
-                .iter()
-                .flat_map(|r| r.findings.iter().map(move |f| format!("- **{}**: {}", escape(&label(r)), f)))
-                .chain(rows.iter().flat_map(|r| r.notes.iter().map(move |n| format!("- {}: {}", escape(&label(r)), n))))
-                .collect();
+            let notes: Vec<String> = notes(&rows).into_iter().map(|n| format!("- {}", escape(&n))).collect();
             if !notes.is_empty() {
                 out.push_str(&notes.join("\n"));
                 out.push_str("\n\n");

@@ -4,7 +4,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, Table as Comfy};
 
-use super::columns::{cell, groups, label, present};
+use super::columns::{cell, groups, label, notes, present};
 use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Row, Source};
@@ -58,11 +58,8 @@ impl Exporter for Table {
             out.push_str(&t.to_string());
             out.push('\n');
         }
-        let notes: Vec<String> = results
-            .rows
-            .iter()
-            .flat_map(|r| r.findings.iter().chain(&r.notes).map(move |n| format!("{}: {n}", label(r))))
-            .collect();
+        let all: Vec<&Row> = results.rows.iter().collect();
+        let notes = notes(&all);
         if !notes.is_empty() {
             out.push('\n');
             for n in notes {

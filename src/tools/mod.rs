@@ -4,6 +4,7 @@
 //! and turns the tool's output into typed results or a [`ToolError`] that carries the command,
 //! its exit status and its stderr.
 
+pub mod cuobjdump;
 pub mod locate;
 pub mod ncu;
 pub mod nvcc;

@@ -1,11 +1,46 @@
 //! `ncu`: argument vectors for import, profiling and the metric catalogue, and the reading of
 //! its output, whose exit status says less than its `==ERROR==` lines.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
+
+use regex::Regex;
 
 use super::process::{run_sync, Captured, Cmd};
 use super::ToolError;
+
+/// One profiling run: what to collect, from which program, into which report.
+#[derive(Debug, Clone)]
+pub struct ProfileRequest {
+    /// Comma-separated metric names for `--metrics`.
+    pub metrics: String,
+    /// `all` (ncu's default: flush caches before every pass) or `none`.
+    pub cache_control: String,
+    /// `base` (ncu's default: lock clocks to base), `none` or `reset`.
+    pub clock_control: String,
+    /// Only kernels whose (function) name matches this regex.
+    pub kernel_regex: Option<String>,
+    pub launch_skip: Option<u64>,
+    pub launch_count: Option<u64>,
+    /// The `.ncu-rep` to write.
+    pub export: PathBuf,
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub timeout: Option<Duration>,
+}
+
+/// What a successful profiling run reported besides the report file.
+#[derive(Debug, Clone, Default)]
+pub struct Profiled {
+    /// `(kernel, passes)` per profiled launch, in order, from the `==PROF== Profiling` lines.
+    pub passes: Vec<(String, u32)>,
+    /// `==WARNING==` lines.
+    pub warnings: Vec<String>,
+    /// The program's own output (interleaved with ncu's on stdout).
+    pub stdout: String,
+}
 
 /// A located ncu and the environment it needs.
 #[derive(Debug, Clone)]
@@ -54,6 +89,30 @@ impl Ncu {
         Ok(out.stdout)
     }
 
+    /// Profile a program into a report. ncu's exit status says less than its output, so the
+    /// output is classified: no driver or GPU and forbidden counters are [`ToolError::NoProfiler`],
+    /// nothing profiled is [`ToolError::NoKernels`], a failing program is [`ToolError::Failed`].
+    pub fn profile(&self, r: &ProfileRequest, on_line: &mut (dyn FnMut(&str) + Send)) -> Result<Profiled, ToolError> {
+        let mut c = self
+            .cmd()
+            .args(["--metrics", &r.metrics, "--cache-control", &r.cache_control, "--clock-control", &r.clock_control])
+            .args(["--export".as_ref(), r.export.as_os_str()])
+            .arg("--force-overwrite");
+        if let Some(k) = &r.kernel_regex {
+            c = c.args(["--kernel-name-base", "function", "--kernel-name"]).arg(format!("regex:{k}"));
+        }
+        if let Some(n) = r.launch_skip {
+            c = c.args(["--launch-skip".to_string(), n.to_string()]);
+        }
+        if let Some(n) = r.launch_count {
+            c = c.args(["--launch-count".to_string(), n.to_string()]);
+        }
+        // The program and its arguments pass through verbatim, after nothing ncu could parse.
+        c = c.arg(&r.program).args(r.args.iter().cloned()).timeout(r.timeout);
+        let out = super::process::run_sync(&c, Some(on_line))?;
+        classify(&c, &out, r)
+    }
+
     /// `ncu --query-metrics --chip CHIP`: the base names of the metric catalogue.
     pub fn query_metrics(&self, chip: &str) -> Result<Vec<String>, ToolError> {
         let c = self.cmd().args(["--query-metrics", "--chip", chip]).timeout(Some(Duration::from_secs(120)));
@@ -63,6 +122,70 @@ impl Ncu {
         }
         Ok(parse_query_metrics(&out.stdout))
     }
+}
+
+/// Turn what a profiling run printed into its outcome.
+fn classify(c: &Cmd, out: &Captured, r: &ProfileRequest) -> Result<Profiled, ToolError> {
+    let all = format!("{}\n{}", out.stdout, out.stderr);
+    if all.contains("ERR_NVGPUCTRPERM") {
+        return Err(ToolError::NoProfiler {
+            message: "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)".into(),
+            hint: "run as root, or allow profiling for all users (driver option NVreg_RestrictProfilingToAdminUsers=0); \
+                   see https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+                .into(),
+        });
+    }
+    const NO_DRIVER: &[&str] = &[
+        "failed to connect to the CUDA driver",
+        "CUDA driver version is insufficient",
+        "cudaErrorInsufficientDriver",
+        "cudaErrorNoDevice",
+        "no CUDA-capable device",
+    ];
+    if NO_DRIVER.iter().any(|n| all.contains(n)) {
+        return Err(ToolError::NoProfiler {
+            message: "no GPU or NVIDIA driver found: ncu could not connect to the CUDA driver".into(),
+            hint: "profile on a machine with an NVIDIA GPU and driver; anywhere, `--backend model` predicts the same metrics".into(),
+        });
+    }
+    let app_error = all.lines().find_map(|l| l.split("The application returned an error code").nth(1)).map(str::trim);
+    if !out.status.success() || app_error.is_some() {
+        let what = match app_error {
+            Some(code) => format!("`{}` failed under ncu (it returned the error code {})", r.program.display(), code.trim_end_matches('.')),
+            None => "ncu failed".to_string(),
+        };
+        return Err(ToolError::Failed { what, command: c.to_string(), status: status(out), stderr: both(out), hint: None });
+    }
+    if all.contains("No kernels were profiled") {
+        let filter = r.kernel_regex.as_deref().map_or("no kernel filter".to_string(), |k| format!("the filter `{k}`"));
+        return Err(ToolError::NoKernels {
+            message: format!("ncu profiled no kernels ({filter})"),
+            hint: "check the kernel filter (`--kernel`, matched against the function name) and the launch skip/count".into(),
+        });
+    }
+    let warnings = out.stdout.lines().filter_map(|l| l.split_once("==WARNING==").map(|(_, w)| w.trim().to_string())).collect();
+    Ok(Profiled { passes: parse_passes(&out.stdout), warnings, stdout: out.stdout.clone() })
+}
+
+/// `==PROF== Profiling "k" - 0: 0%....50%....100% - 6 passes` (also `- 0 (1/3):`, no ID,
+/// and `- 1 pass`), possibly after application text on the same line.
+pub fn parse_pass_line(line: &str) -> Option<(String, u32)> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r#"==PROF== Profiling "([^"]*)".*?- (\d+) pass(?:es)?\s*$"#).expect("the pattern is valid")
+    });
+    let c = re.captures(line)?;
+    Some((c[1].to_string(), c[2].parse().ok()?))
+}
+
+fn parse_passes(stdout: &str) -> Vec<(String, u32)> {
+    stdout.lines().filter_map(parse_pass_line).collect()
+}
+
+/// The kernel a progress line starts profiling (`==PROF== Profiling "k" - 3: 0%`).
+pub fn profiling_started(line: &str) -> Option<&str> {
+    let rest = line.split_once("==PROF== Profiling \"")?.1;
+    rest.split_once('"').map(|(name, _)| name)
 }
 
 fn status(out: &Captured) -> String {
@@ -121,6 +244,22 @@ mod tests {
     fn version_line() {
         assert_eq!(parse_version("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2022.3.0.0 (build 31729285) (public-release)\n").as_deref(), Some("2022.3.0.0"));
         assert_eq!(parse_version("nothing"), None);
+    }
+
+    #[test]
+    fn pass_lines_of_every_era() {
+        let lines = [
+            (r#"==PROF== Profiling "smem_cuda_transpose" - 0: 0%....50%....100% - 6 passes"#, Some(("smem_cuda_transpose", 6))),
+            (r#"==PROF== Profiling "kernel_phase1_global" - 0: 0%....50%....100% - 1 pass"#, Some(("kernel_phase1_global", 1))),
+            (r#"==PROF== Profiling "sgemm_naive_dmalt": 0%....50%....100% - 8 passes"#, Some(("sgemm_naive_dmalt", 8))),
+            (r#"==PROF== Profiling "fused" - 0 (1/1): 0%....50%....100% - 9 passes"#, Some(("fused", 9))),
+            (r#"  [4/4] S. cerevisiae ==PROF== Profiling "k" - 0: 0%....100% - 3 passes"#, Some(("k", 3))),
+            (r#"==PROF== Profiling "vadd" - 1: 0%....50%....100%A[0] = 0.84"#, None),
+        ];
+        for (line, want) in lines {
+            assert_eq!(parse_pass_line(line), want.map(|(k, p)| (k.to_string(), p)), "{line}");
+        }
+        assert_eq!(profiling_started(r#"==PROF== Profiling "k" - 3: 0%"#), Some("k"));
     }
 
     #[test]

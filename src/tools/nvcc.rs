@@ -1,1 +1,63 @@
-//! `nvcc`: (being written).
+//! `nvcc`: the version, and compiling one pattern's `.cu` into its executable.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::process::{run, run_sync, Cmd};
+use super::ToolError;
+
+/// Flags every kernel is built with: line info for ncu's source view, full optimisation,
+/// warnings as errors (a kernel edit that warns does not land).
+pub const FLAGS: &[&str] = &["-lineinfo", "-O3", "-Werror", "all-warnings"];
+
+#[derive(Debug, Clone)]
+pub struct Nvcc {
+    pub path: PathBuf,
+}
+
+impl Nvcc {
+    /// `Cuda compilation tools, release 13.0, V13.0.88` → `13.0.88` (the `V…` token).
+    pub fn version(&self) -> Result<String, ToolError> {
+        let c = Cmd::new(&self.path).arg("--version").timeout(Some(Duration::from_secs(60)));
+        let out = run_sync(&c, None)?;
+        out.stdout
+            .split_whitespace()
+            .rev()
+            .find_map(|w| w.strip_prefix('V').filter(|v| v.starts_with(|c: char| c.is_ascii_digit())))
+            .map(|v| v.trim_end_matches(',').to_string())
+            .ok_or_else(|| ToolError::Failed {
+                what: "nvcc --version printed no version".into(),
+                command: c.to_string(),
+                status: format!("{}", out.status),
+                stderr: out.stderr,
+                hint: None,
+            })
+    }
+
+    /// The command that compiles `source` for `arch` into `output`.
+    pub fn compile_cmd(&self, source: &Path, arch: &str, output: &Path) -> Cmd {
+        Cmd::new(&self.path)
+            .arg(format!("-arch={arch}"))
+            .args(FLAGS.iter().copied())
+            .arg("-o")
+            .arg(output)
+            .arg(source)
+            .timeout(Some(Duration::from_secs(600)))
+    }
+
+    /// Compile; a failure names the file and carries nvcc's diagnostics.
+    pub async fn compile(&self, source: &Path, arch: &str, output: &Path) -> Result<(), ToolError> {
+        let c = self.compile_cmd(source, arch, output);
+        let out = run(&c, None).await?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(ToolError::Failed {
+            what: format!("`{}` does not compile for {arch}", source.display()),
+            command: c.to_string(),
+            status: format!("{}", out.status),
+            stderr: format!("{}{}", out.stdout, out.stderr),
+            hint: None,
+        })
+    }
+}

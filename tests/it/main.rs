@@ -3,5 +3,8 @@
 mod analyze;
 mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod kernels;
+mod profile;
 mod real_ncu;
+mod run;
 mod util;

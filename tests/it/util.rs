@@ -1,7 +1,7 @@
 //! Shared test helpers: the binary under test, fixture paths, and the project-local tools
 //! (tests that need a tool that is absent skip loudly, saying why).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use assert_cmd::Command;
 

@@ -1,0 +1,45 @@
+//! `coalprof profile -- CMD ARGS…`: the user's own program under ncu, the same table. With no
+//! manifest, amplification is over the bytes the threads asked for (the table says so).
+
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::inputs::Reader;
+use crate::render::render;
+use crate::run::DEVICE_METRICS;
+use crate::settings::{Common, ProfileSettings};
+use crate::store::RunDir;
+use crate::tools::ncu::ProfileRequest;
+
+pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
+    let ncu = common.ncu()?;
+    let dir = RunDir::create(&s.out_base, None, "profile")?;
+    let partial = dir.file(".report.partial.ncu-rep");
+    let metrics = std::iter::once(common.catalogue.ncu_metric_list()).chain(DEVICE_METRICS.iter().map(|m| m.to_string())).collect::<Vec<_>>().join(",");
+    let request = ProfileRequest {
+        metrics,
+        cache_control: s.profiler.cache_control.clone(),
+        clock_control: s.profiler.clock_control.clone(),
+        kernel_regex: s.kernel.clone(),
+        launch_skip: s.launch_skip,
+        launch_count: s.launch_count,
+        export: partial.clone(),
+        program: s.program.clone(),
+        args: s.args.clone(),
+        timeout: Some(s.profiler.timeout),
+    };
+    let mut echo = |line: &str| tracing::debug!(target: "ncu", "{line}");
+    let profiled = ncu.profile(&request, &mut echo)?;
+    let report = dir.file("report.ncu-rep");
+    std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
+    let reader = Reader { catalogue: &common.catalogue, derivation: &common.derivation, grouping: s.grouping, ncu: Ok(ncu) };
+    let mut results = reader.read(&report)?;
+    results.provenance.backend = "ncu".into();
+    let settings = &mut results.provenance.settings;
+    settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
+    settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());
+    settings.insert("replay_passes".into(), serde_json::json!(profiled.passes));
+    dir.save_results(&results)?;
+    tracing::info!(run = %dir.path.display(), "saved");
+    super::print(&render(&results, common.format, common.style)?)?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,243 @@
+//! `coalprof run`'s pipeline for the ncu backend, one pattern at a time: profile the pattern's
+//! executable under ncu (one process for all its variants), import the report, join it to the
+//! launch manifest, time the variants with CUDA events outside the profiler, derive, predict,
+//! and save. Each finished pattern is on disk before the next one starts.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use crate::analyze::{rows_from_records, Grouping};
+use crate::error::{Error, Result};
+use crate::frame::Derivation;
+use crate::manifest;
+use crate::metrics::Catalogue;
+use crate::patterns::{variants, Pattern, Sizing, Variant};
+use crate::report::csv::{self as ncu_csv, Keep};
+use crate::report::{LaunchRecord, Value};
+use crate::results::{Metrics, Row};
+use crate::store::RunDir;
+use crate::tools::ncu::{profiling_started, Ncu, ProfileRequest};
+use crate::tools::process::{run_sync, Cmd};
+use crate::tools::ToolError;
+
+/// Device attributes collected with every run, for provenance and the peak bandwidth.
+pub const DEVICE_METRICS: &[&str] = &[
+    "device__attribute_display_name",
+    "device__attribute_compute_capability_major",
+    "device__attribute_compute_capability_minor",
+    "device__attribute_memory_clock_rate",
+    "device__attribute_global_memory_bus_width",
+    "profiler__replayer_passes",
+];
+
+/// How to profile (ncu's own defaults unless asked otherwise).
+#[derive(Debug, Clone)]
+pub struct ProfilerSettings {
+    pub cache_control: String,
+    pub clock_control: String,
+    /// Per process: a kernel that hangs is killed with its process group after this.
+    pub timeout: Duration,
+    pub warmup: u32,
+    pub repeats: u32,
+}
+
+/// One pattern measured: its rows and what the run learned about the device.
+pub struct Measured {
+    pub rows: Vec<Row>,
+    pub gpu: Option<String>,
+    pub cc: Option<String>,
+    pub peak_bandwidth: Option<f64>,
+    pub passes: Vec<(String, u32)>,
+}
+
+/// Profile one built pattern into `dir`; `exe` is its executable.
+pub fn measure(
+    pattern: Pattern,
+    sizing: Sizing,
+    exe: &Path,
+    ncu: &Ncu,
+    catalogue: &Catalogue,
+    derivation: &Derivation,
+    settings: &ProfilerSettings,
+    dir: &RunDir,
+) -> Result<Measured> {
+    let plan = variants(pattern, sizing);
+    let stem = pattern.source_stem();
+    let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));
+    let metrics = std::iter::once(catalogue.ncu_metric_list()).chain(DEVICE_METRICS.iter().map(|m| m.to_string())).collect::<Vec<_>>().join(",");
+
+    // 1. The profiling run: every variant launched once, under ncu, into a report.
+    let manifest_path = dir.file(&format!("{stem}.manifest.jsonl"));
+    let partial = dir.file(&format!(".{stem}.partial.ncu-rep"));
+    let request = ProfileRequest {
+        metrics,
+        cache_control: settings.cache_control.clone(),
+        clock_control: settings.clock_control.clone(),
+        kernel_regex: Some(format!("^({})$", kernels.join("|"))),
+        launch_skip: None,
+        launch_count: None,
+        export: partial.clone(),
+        program: exe.to_path_buf(),
+        args: kernel_args(&manifest_path, &plan, None),
+        timeout: Some(settings.timeout),
+    };
+    let bar = progress(pattern, plan.len());
+    let mut on_line = |line: &str| {
+        if let Some(k) = profiling_started(line) {
+            bar.set_message(k.to_string());
+            bar.inc(1);
+        }
+    };
+    let profiled = ncu.profile(&request, &mut on_line);
+    bar.finish_and_clear();
+    let profiled = profiled?;
+    let report = dir.file(&format!("{stem}.ncu-rep"));
+    std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
+
+    // 2. The report as the raw page, parsed, and joined to the manifest.
+    let csv = ncu.import_raw(&report)?;
+    dir.write(&format!("{stem}.csv"), csv.as_bytes())?;
+    let entries = manifest::read(&manifest_path)?;
+    manifest::check_against_plan(&entries, &plan).map_err(|m| Error::input(&manifest_path, m))?;
+    let records = parse_records(&csv, catalogue).map_err(|m| Error::input(dir.file(&format!("{stem}.csv")), m))?;
+    let joined = manifest::join(&records, &entries).map_err(|m| Error::input(&report, m))?;
+    let device = device_facts(&records);
+
+    // 3. The timing run, outside the profiler: CUDA-event medians per variant.
+    let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
+    let times = time_variants(exe, &plan, &timing_path, settings)?;
+
+    // 4. Rows: the catalogue's raw metrics, the launch facts, then every derived metric.
+    let names = catalogue.ncu_names();
+    let mut rows = Vec::new();
+    for ((record, entry), variant) in joined.into_iter().zip(&plan) {
+        let (mut one, _) = rows_from_records(std::iter::once(Ok(record.clone())), &names, Grouping::PerLaunch)
+            .map_err(|e| Error::input(&report, e.to_string()))?;
+        let mut row = one.remove(0);
+        row.pattern = Some(pattern.name().to_string());
+        row.variant = Some(variant.name.clone());
+        row.params = variant.params();
+        row.metrics.extend(launch_facts(variant, times.get(&entry.variant).copied(), device.peak_bandwidth));
+        rows.push(row);
+    }
+    derivation.apply(&mut rows)?;
+    Ok(Measured { rows, gpu: device.gpu, cc: device.cc, peak_bandwidth: device.peak_bandwidth, passes: profiled.passes })
+}
+
+/// The executable's arguments: the manifest, timing flags, one `--variant` per variant.
+pub fn kernel_args(manifest: &Path, plan: &[Variant], timing: Option<(u32, u32)>) -> Vec<OsString> {
+    let mut a: Vec<OsString> = vec!["--manifest".into(), manifest.into()];
+    if let Some((warmup, repeats)) = timing {
+        a.extend(["--time".into(), "--warmup".into(), warmup.to_string().into(), "--repeats".into(), repeats.to_string().into()]);
+    }
+    for v in plan {
+        a.push("--variant".into());
+        a.push(v.kernel_arg().into());
+    }
+    a
+}
+
+/// The facts a row gets from the catalogue and the timing run (see `metrics.toml`).
+fn launch_facts(v: &Variant, event_time: Option<f64>, peak: Option<f64>) -> Metrics {
+    let mut m = Metrics::new();
+    m.insert("access_bytes".into(), f64::from(v.access_bytes));
+    m.insert("algorithm_bytes_read".into(), v.bytes_read as f64);
+    m.insert("algorithm_bytes_written".into(), v.bytes_written as f64);
+    if let Some(t) = event_time {
+        m.insert("event_time".into(), t);
+    }
+    if let Some(p) = peak {
+        m.insert("peak_bandwidth".into(), p);
+    }
+    m
+}
+
+/// Run the executable with `--time`; returns each variant's median in seconds.
+fn time_variants(exe: &Path, plan: &[Variant], manifest_path: &Path, s: &ProfilerSettings) -> Result<BTreeMap<String, f64>> {
+    let cmd = Cmd::new(exe).args(kernel_args(manifest_path, plan, Some((s.warmup, s.repeats)))).timeout(Some(s.timeout));
+    let out = run_sync(&cmd, None)?;
+    if !out.status.success() {
+        return Err(ToolError::Failed {
+            what: format!("the timing run of `{}` failed", exe.display()),
+            command: cmd.to_string(),
+            status: format!("{}", out.status),
+            stderr: out.stderr,
+            hint: None,
+        }
+        .into());
+    }
+    let entries = manifest::read(manifest_path)?;
+    Ok(entries.into_iter().filter_map(|e| Some((e.variant, e.time_ms? / 1e3))).collect())
+}
+
+fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, String> {
+    let mut keep: std::collections::HashSet<String> = catalogue.ncu_names().into_keys().collect();
+    keep.extend(DEVICE_METRICS.iter().map(|m| m.to_string()));
+    let records = ncu_csv::open(csv.as_bytes(), Keep::Only(keep)).map_err(|e| e.to_string())?;
+    records.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
+}
+
+struct Device {
+    gpu: Option<String>,
+    cc: Option<String>,
+    peak_bandwidth: Option<f64>,
+}
+
+/// GPU name, compute capability and peak DRAM bandwidth (2 transfers per memory clock across
+/// the bus: `2 × clock × bus_width / 8`), from the device attributes in the report.
+fn device_facts(records: &[LaunchRecord]) -> Device {
+    let first = records.first();
+    let num = |n: &str| first.and_then(|r| r.metric(n)).and_then(Value::number);
+    // ncu prints the memory clock in kHz as a bare number in base units (`hz` scaled, or none).
+    let clock_hz = num("device__attribute_memory_clock_rate").map(|v| if v < 1e7 { v * 1e3 } else { v });
+    let bus_bits = num("device__attribute_global_memory_bus_width");
+    Device {
+        gpu: first.and_then(|r| r.device.clone()),
+        cc: first.and_then(|r| r.cc.clone()),
+        peak_bandwidth: clock_hz.zip(bus_bits).map(|(c, b)| 2.0 * c * b / 8.0),
+    }
+}
+
+fn progress(pattern: Pattern, n: usize) -> ProgressBar {
+    let bar = ProgressBar::new(n as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>14} [{bar:24}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(format!("ncu {pattern}"));
+    bar
+}
+
+fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for k in it {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// The settings a run records next to its results.
+pub fn run_record(settings: &ProfilerSettings, sizing: Sizing, arch: &str, ncu_version: Option<&str>, patterns: &[Pattern]) -> serde_json::Value {
+    json!({
+        "cache_control": settings.cache_control,
+        "clock_control": settings.clock_control,
+        "size_bytes": sizing.bytes,
+        "arch": arch,
+        "ncu_version": ncu_version,
+        "timing": { "warmup": settings.warmup, "repeats": settings.repeats },
+        "patterns": patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
+    })
+}
+
+/// Where a run folder goes.
+pub fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
+    out.map(Path::to_path_buf).or_else(|| project.map(|p| p.join("profiles"))).unwrap_or_else(|| PathBuf::from("profiles"))
+}

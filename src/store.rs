@@ -1,0 +1,115 @@
+//! A run's folder, `profiles/<run-id>/`: every file is written to a temporary name and renamed
+//! into place, and the results are rewritten after each pattern, so an interrupted run keeps
+//! every pattern it finished, loadable by `coalprof report`.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::render::{render, Format, Style};
+use crate::results::Results;
+
+/// An open run folder.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    /// Create `base/<id>`; `id` defaults to the UTC time and the backend (`20261130-091500-ncu`).
+    pub fn create(base: &Path, id: Option<&str>, backend: &str) -> Result<RunDir> {
+        let id = id.map(str::to_string).unwrap_or_else(|| format!("{}-{backend}", timestamp()));
+        let path = base.join(safe_name(&id));
+        std::fs::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
+        Ok(RunDir { path })
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Write `name` atomically (temporary file in the same folder, then rename).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+        write_atomic(&self.file(name), bytes)?;
+        Ok(self.file(name))
+    }
+
+    /// Rewrite `results.json` and `results.md` with everything finished so far.
+    pub fn save_results(&self, results: &Results) -> Result<()> {
+        self.write("results.json", render(results, Format::Json, Style::default())?.as_bytes())?;
+        self.write("results.md", render(results, Format::Markdown, Style::default())?.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// Write `path` so that a reader sees the old content or the new, never half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(|e| Error::write(path, e))?;
+    tmp.write_all(bytes).and_then(|_| tmp.as_file().sync_all()).map_err(|e| Error::write(path, e))?;
+    tmp.persist(path).map_err(|e| Error::write(path, e.error))?;
+    Ok(())
+}
+
+/// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
+pub fn safe_name(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect();
+    let trimmed = cleaned.trim_matches('.');
+    let mut out: String = trimmed.chars().take(120).collect();
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC, from the system clock (no date crate for one format).
+pub fn timestamp() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_names_from_cpp_kernels() {
+        assert_eq!(safe_name("void gemm<float, 128>(const float*, float*)"), "void_gemm_float__128__const_float___float__");
+        assert_eq!(safe_name("a/b:c,d e"), "a_b_c_d_e");
+        assert_eq!(safe_name(".."), "_");
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+    }
+}

@@ -1,0 +1,58 @@
+//! The pattern kernels through the real nvcc (PyPI) and cuobjdump: every file compiles for
+//! sm_80 and sm_90 with warnings as errors, and the vector pattern keeps its 128-bit loads.
+
+use coalprof::build::build;
+use coalprof::patterns::Pattern;
+use coalprof::tools::cuobjdump::{global_loads, Cuobjdump};
+use coalprof::tools::nvcc::Nvcc;
+
+use crate::util::{coalprof, real_nvcc, root};
+
+#[test]
+fn every_pattern_compiles_for_sm80_and_sm90_with_warnings_as_errors() {
+    let Some(nvcc) = real_nvcc("every_pattern_compiles") else { return };
+    let out = coalprof()
+        .env("COALPROF_NVCC", &nvcc)
+        .args(["build", "--all", "--arch", "sm_80,sm_90"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for arch in ["sm_80", "sm_90"] {
+        for p in Pattern::ALL {
+            let line = format!("{arch} {:<15}", p.name());
+            assert!(text.lines().any(|l| l.starts_with(&line)), "{line} missing from:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn vector_float4_issues_128_bit_loads_and_its_fallback_scalar_ones() {
+    let Some(nvcc) = real_nvcc("vector_float4_issues_128_bit_loads") else { return };
+    let cache = root().join("kernels/build");
+    let built = build(&[Pattern::Vector], "sm_90", &Nvcc { path: nvcc.clone() }, &cache).unwrap();
+    let cuobjdump = Cuobjdump { path: nvcc.with_file_name("cuobjdump") };
+    let sass = cuobjdump.sass(&built[0].exe).unwrap();
+    let f4 = global_loads(&sass["vector_float4"]);
+    assert!(f4.iter().any(|l| l.starts_with("LDG.E.128")), "vector_float4 lost its 128-bit load: {f4:?}");
+    let scalar = |l: &&String| !l.contains(".64") && !l.contains(".128") && !l.contains(".U") && !l.contains(".S");
+    assert!(f4.iter().any(|l| scalar(&l)), "vector_float4 has no scalar fallback load: {f4:?}");
+    let f1 = global_loads(&sass["vector_float"]);
+    assert!(!f1.is_empty() && f1.iter().all(|l| !l.contains(".128")), "vector_float: {f1:?}");
+    let f2 = global_loads(&sass["vector_float2"]);
+    assert!(f2.iter().any(|l| l.starts_with("LDG.E.64")), "vector_float2: {f2:?}");
+}
+
+#[test]
+fn a_kernel_that_does_not_compile_names_the_file_and_shows_nvcc() {
+    let Some(nvcc) = real_nvcc("a_kernel_that_does_not_compile") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("broken.cu");
+    std::fs::write(&src, "__global__ void k() { undeclared = 1; }\n").unwrap();
+    let n = Nvcc { path: nvcc };
+    let err = coalprof::tools::process::runtime().block_on(n.compile(&src, "sm_90", &dir.path().join("broken"))).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("broken.cu") && msg.contains("does not compile") && msg.contains("undeclared"), "{msg}");
+}

@@ -1,0 +1,87 @@
+//! `coalprof profile -- CMD…`: arguments pass through verbatim, and the GPU path runs end to end
+//! through a fake ncu that replays a real report (a test seam: there is no GPU here).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::util::{coalprof, fixture, json, real_ncu};
+
+/// A fake `ncu`: for a profiling run it records its arguments, prints real `==PROF==` lines
+/// and copies a real `.ncu-rep` to the `--export` path; everything else (`--import`,
+/// `--version`) goes to the real ncu.
+fn fake_ncu(dir: &Path, real: &Path, report: &Path) -> PathBuf {
+    let script = format!(
+        r#"#!/bin/sh
+case "$1" in --import|--version|--query-metrics) exec "{real}" "$@";; esac
+printf '%s\n' "$@" > "{args}"
+out=""
+while [ $# -gt 0 ]; do [ "$1" = "--export" ] && out="$2"; shift; done
+echo '==PROF== Connected to process 4242 (/app)'
+echo '==PROF== Profiling "vecAdd" - 0: 0%....50%....100% - 9 passes'
+echo '==PROF== Disconnected from process 4242'
+cp "{report}" "$out"
+"#,
+        real = real.display(),
+        args = dir.join("args.txt").display(),
+        report = report.display()
+    );
+    let p = dir.join("ncu");
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn fake_ncu_replaying_a_real_report_drives_the_profile_path_end_to_end() {
+    let Some(real) = real_ncu("fake_ncu_replaying_a_real_report") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path(), &real, &fixture("ncu-rep/microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep"));
+    let out = coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--kernel", "vecAdd", "--format", "json", "--out"])
+        .arg(dir.path().join("runs"))
+        .args(["--", "/opt/app", "a b", "it's \"quoted\"", "-x", "--flag=1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["rows"][0]["launches"], 5);
+    assert_eq!(v["provenance"]["backend"], "ncu");
+    // The program and its arguments reached ncu verbatim, last, after everything ncu parses.
+    let args = std::fs::read_to_string(dir.path().join("args.txt")).unwrap();
+    let args: Vec<&str> = args.lines().collect();
+    assert_eq!(&args[args.len() - 5..], ["/opt/app", "a b", "it's \"quoted\"", "-x", "--flag=1"]);
+    assert!(args.windows(2).any(|w| w == ["--kernel-name", "regex:vecAdd"]), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--cache-control", "all"]) && args.windows(2).any(|w| w == ["--clock-control", "base"]));
+    // The run folder holds the report and the results.
+    let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    assert!(run.join("report.ncu-rep").is_file() && run.join("results.json").is_file());
+}
+
+#[test]
+fn no_kernels_profiled_names_the_filter_and_exits_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = dir.path().join("ncu");
+    std::fs::write(&ncu, "#!/bin/sh\necho '==WARNING== No kernels were profiled.'\nexit 0\n").unwrap();
+    std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = coalprof().env("COALPROF_NCU", &ncu).args(["profile", "--kernel", "nomatch", "--out"]).arg(dir.path()).args(["--", "/bin/true"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{e}");
+    assert!(e.contains("the filter `nomatch`"), "{e}");
+}
+
+#[test]
+fn counters_not_permitted_exits_4_with_how_to_enable_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = dir.path().join("ncu");
+    let log = std::fs::read_to_string(fixture("ncu/unknown-version/log_ncu_err_nvgpuctrperm_target_processes_python.txt")).unwrap();
+    std::fs::write(dir.path().join("log.txt"), log).unwrap();
+    std::fs::write(&ncu, format!("#!/bin/sh\ncat '{}'\nexit 1\n", dir.path().join("log.txt").display())).unwrap();
+    std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = coalprof().env("COALPROF_NCU", &ncu).args(["profile", "--out"]).arg(dir.path()).args(["--", "/bin/true"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{e}");
+    assert!(e.contains("ERR_NVGPUCTRPERM") && e.contains("hint:"), "{e}");
+}

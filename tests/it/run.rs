@@ -1,0 +1,97 @@
+//! `coalprof run`, `patterns`, `doctor` and `profile` on a machine without a GPU: the model by
+//! default, exit 4 with one line when measuring is insisted on, and the real ncu's no-GPU path.
+
+use crate::util::{coalprof, json, real_ncu, real_nvcc};
+
+#[test]
+fn patterns_lists_all_nine_with_their_variants() {
+    let out = coalprof().arg("patterns").assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    for p in ["coalesced", "offset", "stride", "broadcast", "gather", "vector", "kv-layout", "bank-conflicts", "column"] {
+        assert!(text.lines().any(|l| l.starts_with(p)), "{p} missing:\n{text}");
+    }
+    for v in ["stride_32", "offset_1", "float4_offset4_fallback", "nhd_fp16", "hdn_fp16", "vllm_fp16", "transpose_32x33", "row_sums", "embedding_random"] {
+        assert!(text.contains(v), "{v} missing:\n{text}");
+    }
+}
+
+#[test]
+fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coalprof().env("PATH", "/usr/bin:/bin").args(["run", "--pattern", "kv-layout", "--out"]).arg(dir.path()).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("no GPU found") && first.contains("prediction"), "{text}");
+    assert!(text.contains("predicted by the address model") && text.contains("hdn_fp16"), "{text}");
+    // The run is saved.
+    let saved = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+    let results = json(&std::fs::read(saved.join("results.json")).unwrap());
+    assert_eq!(results["rows"][0]["source"], "predicted");
+    assert!(saved.join("results.md").is_file());
+}
+
+#[test]
+fn the_kv_layouts_are_16x_apart_in_fp16_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coalprof().args(["run", "--pattern", "kv-layout", "--backend", "model", "--format", "json", "--out"]).arg(dir.path()).assert().success().get_output().stdout.clone();
+    let v = json(&out);
+    let spr = |variant: &str| {
+        let row = v["rows"].as_array().unwrap().iter().find(|r| r["variant"] == variant).unwrap();
+        assert_eq!(row["source"], "predicted");
+        assert_eq!(row["params"]["dtype"], "fp16");
+        row["metrics"]["global_load_sectors_per_request"].as_f64().unwrap()
+    };
+    assert_eq!(spr("hdn_fp16") / spr("nhd_fp16"), 16.0);
+}
+
+#[test]
+fn backend_ncu_without_a_gpu_exits_4_in_one_line() {
+    let out = coalprof().env("PATH", "/usr/bin:/bin").args(["run", "--pattern", "coalesced", "--backend", "ncu"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{e}");
+    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{e}");
+    assert!(errors[0].contains("no GPU"), "{e}");
+}
+
+#[test]
+fn the_real_ncu_runs_a_pattern_here_and_coalprof_reports_no_gpu() {
+    let (Some(ncu), Some(nvcc)) = (real_ncu("the_real_ncu_runs_a_pattern"), real_nvcc("the_real_ncu_runs_a_pattern")) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .env("COALPROF_NVCC", &nvcc)
+        .args(["run", "--pattern", "coalesced", "--backend", "ncu", "--arch", "sm_90", "--size", "1M", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{e}");
+    assert!(e.contains("no GPU or NVIDIA driver found: ncu could not connect to the CUDA driver"), "{e}");
+    assert_eq!(e.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{e}");
+}
+
+#[test]
+fn doctor_says_what_is_missing_with_the_fix() {
+    let out = coalprof().env("PATH", "/usr/bin:/bin").current_dir(std::env::temp_dir()).arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    assert!(text.contains("MISS nvcc") && text.contains("MISS ncu") && text.contains("MISS GPU"), "{text}");
+    assert!(text.matches("fix: ").count() >= 3, "{text}");
+}
+
+#[test]
+fn doctor_finds_the_project_tools() {
+    let (Some(_), Some(_)) = (real_ncu("doctor_finds_the_project_tools"), real_nvcc("doctor_finds_the_project_tools")) else { return };
+    let out = coalprof().env("PATH", "/usr/bin:/bin").arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ok   nvcc") && text.contains("ok   ncu") && text.contains("2022.3.0.0"), "{text}");
+}
+
+#[test]
+fn an_unknown_pattern_is_a_usage_error_listing_the_known_ones() {
+    let out = coalprof().args(["run", "--pattern", "strid"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("unknown pattern `strid`") && e.contains("stride"), "{e}");
+}
