@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod exit;
+pub mod model;
 pub mod patterns;
 pub mod results;
 pub mod tools;
