@@ -1,0 +1,219 @@
+//! The address model: replays the address arithmetic of the built-in kernels, warp instruction
+//! by warp instruction, and predicts what ncu would count. No GPU needed.
+//!
+//! Each `Spec` of `src/patterns/spec.rs` documents the arithmetic its kernel implements; the
+//! family files here mirror it (`streaming.rs`, `gather.rs`, `kv.rs`, `shared.rs`, `sums.rs`),
+//! the per-instruction rules are in `core.rs` and the CTA-by-CTA driver in `engine.rs`.
+//! `expr.rs` applies the same rules to a layout the user writes as an index expression.
+//!
+//! Modelling assumptions (each one also appears in [`Prediction::notes`] where it matters):
+//!
+//! * sm_70+ rules: one request per warp instruction; sectors = distinct 32-byte sectors of the
+//!   active lanes' byte ranges; an instruction whose lanes are all inactive is branched around
+//!   and not counted (ncu may count a fully predicated-off instruction as a 0-sector request).
+//! * `l2_read_sectors`: distinct load sectors per CTA, summed over CTAs (L1 reuse within a CTA
+//!   hits, nothing is reused across CTAs). See `engine.rs`.
+//! * `dram_bytes_read`: distinct `l2_fetch_bytes`-aligned blocks of loaded bytes over the whole
+//!   launch × `l2_fetch_bytes` (cold L2 as under `--cache-control all`, no eviction between two
+//!   touches of a block: exact for streaming kernels, a lower bound for gathers over tables far
+//!   larger than L2). `dram_bytes_write`: distinct 32-byte sectors stored × 32 (write-back at
+//!   sector granularity; the fetch granularity is a read-side setting). ECC read-modify-write
+//!   of partially written sectors is *not* added to `dram_bytes_read`; when a kernel writes
+//!   partial sectors, a note gives the bytes it would add on an ECC (HBM) part.
+//! * Broadcast: in global memory the lanes of one request reading one word touch 1 sector
+//!   (below the ideal of 4); in shared memory lanes reading one 32-bit word share it.
+//! * Shared memory: see `core.rs` for the wavefront rule (phases of 128 bytes, 32 banks × 4 B).
+
+mod core;
+mod engine;
+pub mod expr;
+mod gather;
+mod kv;
+mod shared;
+mod streaming;
+mod sums;
+
+#[cfg(test)]
+mod reference;
+#[cfg(test)]
+mod tests;
+
+pub use self::core::{footprint, ideal_sectors, ideal_wavefronts, shared_wavefronts, unique_blocks_affine, Footprint, WarpAccess};
+pub use self::engine::{GlobalTotals, SharedTotals, Totals};
+pub use self::expr::{analyze_layout, ExprError, Layout};
+
+use crate::patterns::{Spec, Variant};
+use crate::results::Metrics;
+
+/// Settings the prediction depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelSettings {
+    /// L2→DRAM fetch granularity in bytes: 32, 64 or 128 (`cudaLimitMaxL2FetchGranularity`,
+    /// metric-semantics §2.3). Other values are rounded up to the next of these.
+    pub l2_fetch_bytes: u32,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        ModelSettings { l2_fetch_bytes: 32 }
+    }
+}
+
+impl ModelSettings {
+    fn fetch(&self) -> u64 {
+        match self.l2_fetch_bytes {
+            0..=32 => 32,
+            33..=64 => 64,
+            _ => 128,
+        }
+    }
+}
+
+/// The model's numbers for one variant, under the stable metric names, and how they were made.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Prediction {
+    pub metrics: Metrics,
+    pub notes: Vec<String>,
+}
+
+/// What a family computes: instruction totals and the DRAM side.
+pub(crate) struct Outcome {
+    pub totals: Totals,
+    /// Distinct `g`-byte blocks loaded over the launch (`None`: the kernel loads nothing).
+    pub read_blocks: Option<u64>,
+    /// Distinct 32-byte sectors stored over the launch.
+    pub write_sectors: u64,
+}
+
+fn outcome(v: &Variant, g: u64) -> Outcome {
+    use engine::replay;
+    match &v.spec {
+        Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. } => {
+            let k = streaming::Streaming::from_variant(v);
+            Outcome { totals: replay(&k), read_blocks: k.read_blocks(g), write_sectors: k.write_sectors() }
+        }
+        Spec::Gather { .. } => {
+            let k = streaming::Streaming::from_variant(v);
+            let (totals, read) = std::thread::scope(|s| {
+                // The bitset pass and the replay are independent; replay itself uses 2 threads.
+                let h = s.spawn(|| k.hashed_read_blocks(g));
+                let t = replay(&k);
+                (t, h.join().expect("model worker panicked"))
+            });
+            Outcome { totals, read_blocks: Some(read), write_sectors: k.write_sectors() }
+        }
+        Spec::EmbeddingRows { .. } => {
+            let k = gather::Embedding::from_variant(v);
+            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+        }
+        Spec::Kv { .. } => {
+            let k = kv::Kv::from_variant(v);
+            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+        }
+        Spec::Shared { .. } => {
+            let k = shared::Shared::from_variant(v);
+            Outcome { totals: replay(&k), read_blocks: None, write_sectors: k.write_sectors() }
+        }
+        Spec::Transpose { .. } => {
+            let k = shared::Transpose::from_variant(v);
+            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+        }
+        Spec::Sums { .. } => {
+            let k = sums::Sums::from_variant(v);
+            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+        }
+    }
+}
+
+/// Predicts every metric the model can for `v` (counts are totals over the whole launch).
+pub fn predict(v: &Variant, s: &ModelSettings) -> Prediction {
+    let g = s.fetch();
+    let o = outcome(v, g);
+    let mut p = Prediction::default();
+    emit_global(&mut p.metrics, "global_load", &o.totals.ld);
+    emit_global(&mut p.metrics, "global_store", &o.totals.st);
+    emit_shared(&mut p.metrics, "shared_load", &o.totals.lds);
+    emit_shared(&mut p.metrics, "shared_store", &o.totals.sts);
+    let m = &mut p.metrics;
+    m.insert("algorithm_bytes_read".into(), v.bytes_read as f64);
+    m.insert("algorithm_bytes_written".into(), v.bytes_written as f64);
+    if o.totals.ld.instructions > 0 {
+        let l2 = o.totals.l2_read_sectors;
+        m.insert("l2_read_sectors".into(), l2 as f64);
+        if v.bytes_read > 0 {
+            m.insert("l2_amplification".into(), (l2 * 32) as f64 / v.bytes_read as f64);
+        }
+    }
+    if let Some(blocks) = o.read_blocks.filter(|_| o.totals.ld.instructions > 0) {
+        let bytes = blocks * g;
+        m.insert("dram_bytes_read".into(), bytes as f64);
+        if v.bytes_read > 0 {
+            m.insert("dram_amplification".into(), bytes as f64 / v.bytes_read as f64);
+        }
+    }
+    if o.totals.st.instructions > 0 {
+        m.insert("dram_bytes_write".into(), (o.write_sectors * 32) as f64);
+    }
+
+    let n = &mut p.notes;
+    n.push(format!("predicted by the address model (sm_70+ rules), L2 fetch granularity {g} B"));
+    if o.totals.ld.instructions > 0 {
+        n.push("l2_read_sectors counts distinct 32-B load sectors per CTA (L1 reuse within a block, none across blocks)".into());
+    }
+    if o.totals.partial_store_sectors > 0 {
+        n.push(format!(
+            "{} sectors are written partially by some store: with ECC (HBM GPUs) each can cost a 32-B DRAM read, up to {} bytes more dram_bytes_read",
+            o.totals.partial_store_sectors,
+            o.totals.partial_store_sectors * 32
+        ));
+    }
+    match &v.spec {
+        Spec::Gather { .. } => n.push(
+            "dram_bytes_read assumes a block fetched once stays in L2 for the whole launch: a lower bound for tables far larger than L2".into(),
+        ),
+        Spec::EmbeddingRows { random: true, .. } => n.push(
+            "dram_bytes_read assumes a row fetched once stays in L2 for the whole launch: a lower bound for tables far larger than L2".into(),
+        ),
+        Spec::Broadcast { .. } => n.push(
+            "broadcast: 1 sector per request is below the ideal of ceil(32 x 4 / 32) = 4; sector efficiency above 1 means lanes share bytes".into(),
+        ),
+        Spec::Vector { width, base_offset, .. } if !streaming::vector_aligned(*width, *base_offset) => n.push(format!(
+            "misaligned base ({base_offset} B): the kernel falls back to scalar 4-byte loads, so the ideal is 4 sectors/request, not {}",
+            ideal_sectors(32, width.bytes() as u32)
+        )),
+        _ => {}
+    }
+    p
+}
+
+fn emit_global(m: &mut Metrics, prefix: &str, t: &GlobalTotals) {
+    if t.instructions == 0 {
+        return;
+    }
+    let r = t.instructions as f64;
+    let mut put = |k: &str, v: f64| {
+        m.insert(format!("{prefix}_{k}"), v);
+    };
+    put("requests", r);
+    put("instructions", r);
+    put("sectors", t.sectors as f64);
+    put("sectors_per_request", t.sectors as f64 / r);
+    put("ideal_sectors_per_request", t.ideal_sectors as f64 / r);
+    put("bytes_requested", t.bytes_requested as f64);
+    put("sector_efficiency", t.bytes_requested as f64 / (t.sectors * 32) as f64);
+}
+
+fn emit_shared(m: &mut Metrics, prefix: &str, t: &SharedTotals) {
+    if t.instructions == 0 {
+        return;
+    }
+    let i = t.instructions as f64;
+    let mut put = |k: &str, v: f64| {
+        m.insert(format!("{prefix}_{k}"), v);
+    };
+    put("instructions", i);
+    put("wavefronts", t.wavefronts as f64);
+    put("wavefronts_per_instruction", t.wavefronts as f64 / i);
+    put("ideal_wavefronts_per_instruction", t.ideal_wavefronts as f64 / i);
+    put("bank_conflicts", (t.wavefronts - t.ideal_wavefronts) as f64);
+}

@@ -1,0 +1,201 @@
+//! Streaming kernels: `Spec::Strided` (patterns `coalesced`, `offset`, `stride`),
+//! `Spec::Broadcast`, `Spec::Vector`, and the scalar `Spec::Gather` (whose loads are random but
+//! whose launch follows the same convention; see `gather.rs` for its DRAM side).
+//!
+//! Mirrors `src/patterns/spec.rs`, module doc: "item `k` of thread `t` in block `b` is the
+//! logical index `j = (b * ilp + k) * block + t`, processed only when `j < m`". A warp is
+//! 32 consecutive `t`, so warp `wi` of block `b`, item `k`, is one load and one store
+//! instruction over `j = (b*ilp + k)*block + 32*wi + lane`. Per spec:
+//!
+//! * `Strided`: load `in[j * stride + offset]` (fp32), store `out[j]` (fp32).
+//! * `Broadcast`: load `in[0]` or, with `per_warp`, `in[j / 32]`; store `out[j]`.
+//! * `Vector`: load `in` as `width`-byte vectors, `base_offset` bytes past a 256-byte boundary,
+//!   element `j`; store `out[j]` (vectors, `out` aligned). When `base_offset % width != 0` the
+//!   kernel "falls back to scalar fp32 loads over the same `m * width / 4` floats": the launch
+//!   (`Launch::linear(m, 256, ilp)`) is unchanged, so each thread then handles
+//!   `ilp * width / 4` floats under the same convention, with scalar fp32 stores (see the report:
+//!   the spec's "with `ilp` floats" is read this way, otherwise the launch would cover a quarter).
+//! * `Gather`: load `in[hash32(j, seed) % table]`, store `out[j]`.
+//!
+//! Buffers are `cudaMalloc`ed, 256-byte aligned: addresses below are byte offsets into them.
+
+use super::core::{unique_blocks_affine, Bitset, WarpAccess};
+use super::engine::{Cta, Kernel};
+use crate::patterns::{hash32, Spec, VecWidth, Variant};
+
+/// Where item `j`'s load goes.
+#[derive(Debug, Clone, Copy)]
+pub enum LoadAt {
+    /// `base + step * j`, `bytes` wide.
+    Affine { base: u64, step: u64 },
+    /// `4 * (j / 32)`, or `0` when not `per_warp`.
+    Broadcast { per_warp: bool },
+    /// `4 * (hash32(j, seed) % table)`.
+    Hash { table: u64, seed: u32 },
+}
+
+/// One streaming launch in the common convention.
+#[derive(Debug, Clone, Copy)]
+pub struct Streaming {
+    /// Items `j < m`.
+    pub m: u64,
+    /// Items per thread.
+    pub ilp: u64,
+    pub block: u64,
+    pub ctas: u64,
+    pub load: LoadAt,
+    pub load_bytes: u32,
+    /// Stores go to `store_bytes * j`.
+    pub store_bytes: u32,
+}
+
+impl Streaming {
+    pub fn from_variant(v: &Variant) -> Streaming {
+        let block = v.launch.threads_per_block();
+        let ctas = v.launch.blocks();
+        match v.spec {
+            Spec::Strided { m, stride, offset, ilp } => Streaming {
+                m,
+                ilp: u64::from(ilp),
+                block,
+                ctas,
+                load: LoadAt::Affine { base: 4 * offset, step: 4 * stride },
+                load_bytes: 4,
+                store_bytes: 4,
+            },
+            Spec::Broadcast { m, per_warp, ilp } => Streaming {
+                m,
+                ilp: u64::from(ilp),
+                block,
+                ctas,
+                load: LoadAt::Broadcast { per_warp },
+                load_bytes: 4,
+                store_bytes: 4,
+            },
+            Spec::Vector { width, m, base_offset, ilp } => {
+                let w = width.bytes();
+                if vector_aligned(width, base_offset) {
+                    Streaming {
+                        m,
+                        ilp: u64::from(ilp),
+                        block,
+                        ctas,
+                        load: LoadAt::Affine { base: base_offset, step: w },
+                        load_bytes: w as u32,
+                        store_bytes: w as u32,
+                    }
+                } else {
+                    Streaming {
+                        m: m * w / 4,
+                        ilp: u64::from(ilp) * w / 4,
+                        block,
+                        ctas,
+                        load: LoadAt::Affine { base: base_offset, step: 4 },
+                        load_bytes: 4,
+                        store_bytes: 4,
+                    }
+                }
+            }
+            Spec::Gather { lookups, table, seed, ilp } => Streaming {
+                m: lookups,
+                ilp: u64::from(ilp),
+                block,
+                ctas,
+                load: LoadAt::Hash { table, seed },
+                load_bytes: 4,
+                store_bytes: 4,
+            },
+            _ => unreachable!("not a streaming spec"),
+        }
+    }
+
+    #[inline]
+    fn load_addr(&self, j: u64) -> u64 {
+        match self.load {
+            LoadAt::Affine { base, step } => base + step * j,
+            LoadAt::Broadcast { per_warp } => {
+                if per_warp {
+                    4 * (j / 32)
+                } else {
+                    0
+                }
+            }
+            LoadAt::Hash { table, seed } => 4 * (u64::from(hash32(j, seed)) % table),
+        }
+    }
+
+    /// Unique `g`-byte blocks of `in` the launch reads (affine and broadcast loads; `None` for
+    /// the hashed gather, which `gather.rs` counts with a bitset).
+    pub fn read_blocks(&self, g: u64) -> Option<u64> {
+        let covered = self.m.min(self.ctas * self.block * self.ilp);
+        let bytes = u64::from(self.load_bytes);
+        match self.load {
+            LoadAt::Affine { base, step } => Some(unique_blocks_affine(base, step, bytes, covered, g)),
+            LoadAt::Broadcast { per_warp: false } => Some(unique_blocks_affine(0, 0, 4, u64::from(covered > 0), g)),
+            LoadAt::Broadcast { per_warp: true } => Some(unique_blocks_affine(0, 4, 4, covered.div_ceil(32), g)),
+            LoadAt::Hash { .. } => None,
+        }
+    }
+
+    /// Unique 32-byte sectors of `out` the launch writes.
+    pub fn write_sectors(&self) -> u64 {
+        let covered = self.m.min(self.ctas * self.block * self.ilp);
+        let b = u64::from(self.store_bytes);
+        unique_blocks_affine(0, b, b, covered, 32)
+    }
+
+    /// Hashed gather: the unique `g`-blocks of the table, over the whole launch, in a bitset.
+    pub fn hashed_read_blocks(&self, g: u64) -> u64 {
+        let LoadAt::Hash { table, seed } = self.load else { unreachable!() };
+        let covered = self.m.min(self.ctas * self.block * self.ilp);
+        let blocks = (4 * table).div_ceil(g);
+        let run = |lo: u64, hi: u64| {
+            let mut set = Bitset::new(blocks);
+            for j in lo..hi {
+                set.insert(4 * (u64::from(hash32(j, seed)) % table) / g);
+            }
+            set
+        };
+        let mid = covered / 2;
+        let (mut a, b) = std::thread::scope(|s| {
+            let h = s.spawn(|| run(0, mid));
+            let b = run(mid, covered);
+            (h.join().expect("model worker panicked"), b)
+        });
+        a.union(&b);
+        a.len()
+    }
+}
+
+/// Whether the vector kernel takes the vector path (`in` aligned to the vector width).
+pub fn vector_aligned(width: VecWidth, base_offset: u64) -> bool {
+    base_offset % width.bytes() == 0
+}
+
+impl Kernel for Streaming {
+    fn ctas(&self) -> u64 {
+        self.ctas
+    }
+
+    fn uniform_prefix(&self) -> u64 {
+        match self.load {
+            // Block b is block 0 shifted by `block*ilp` items: a multiple of 128 bytes in `in`
+            // (4*stride*1024, 4096, 16*256*ilp, or 128 words for per-warp broadcast) and `out`.
+            LoadAt::Affine { .. } | LoadAt::Broadcast { .. } => self.m / (self.block * self.ilp),
+            LoadAt::Hash { .. } => 0,
+        }
+    }
+
+    fn trace(&self, b: u64, c: &mut Cta) {
+        let warps = self.block.div_ceil(32);
+        for k in 0..self.ilp {
+            for wi in 0..warps {
+                let j0 = (b * self.ilp + k) * self.block + 32 * wi;
+                let active = |l: u64| 32 * wi + l < self.block && j0 + l < self.m;
+                c.ld(&WarpAccess::build(self.load_bytes, active, |l| self.load_addr(j0 + l)));
+                let sb = u64::from(self.store_bytes);
+                c.st(&WarpAccess::build(self.store_bytes, active, |l| sb * (j0 + l)));
+            }
+        }
+    }
+}

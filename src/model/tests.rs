@@ -1,0 +1,186 @@
+//! The model against the brute-force reference, and against every number the seeds state.
+
+use super::reference::reference;
+use super::*;
+use crate::patterns::{variants, Launch, Pattern, Sizing};
+
+/// The catalogue's variants at `sizing`, with the shared micro-benchmark cut to 3 blocks and
+/// 2 repetitions (its size does not follow `--size`; 2048 blocks are too slow byte by byte).
+fn small_variants(sizing: Sizing) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for p in Pattern::ALL {
+        for mut v in variants(p, sizing) {
+            if let Spec::Shared { blocks, reps, .. } = &mut v.spec {
+                *blocks = 3;
+                *reps = 2;
+                v.launch = Launch { grid: [3, 1, 1], block: v.launch.block };
+            }
+            out.push(v);
+        }
+    }
+    out
+}
+
+#[test]
+fn fast_path_matches_the_thread_by_thread_reference_for_every_variant() {
+    // 1 << 16: whole CTAs; 100_000 bytes: partial warps and partial last CTAs.
+    for bytes in [1u64 << 16, 100_000] {
+        for v in small_variants(Sizing { bytes }) {
+            for g in [32u64, 64, 128] {
+                let fast = outcome(&v, g);
+                let slow = reference(&v, g);
+                let mut t = fast.totals;
+                t.partial_store_sectors = 0;
+                assert_eq!(t, slow.totals, "{} at {bytes} B", v.id());
+                assert_eq!(fast.read_blocks.unwrap_or(0), slow.read_blocks, "{} dram read, g {g}, {bytes} B", v.id());
+                assert_eq!(fast.write_sectors, slow.write_sectors, "{} dram write, {bytes} B", v.id());
+            }
+        }
+    }
+}
+
+fn get(p: Pattern, name: &str, sizing: Sizing) -> Variant {
+    variants(p, sizing).into_iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no {p}/{name}"))
+}
+
+fn metric(v: &Variant, key: &str) -> f64 {
+    let p = predict(v, &ModelSettings::default());
+    *p.metrics.get(key).unwrap_or_else(|| panic!("{} has no {key}: {:?}", v.id(), p.metrics))
+}
+
+const SMALL: Sizing = Sizing { bytes: 1 << 22 };
+
+#[test]
+fn seed_001_stride_table_sectors_and_banks() {
+    // "stride 1: 4 sectors, 1-way bank; stride 8: 32 sectors, 8-way; stride 32: 32, 32-way".
+    for (s, sectors, ways) in [(1u64, 4.0, 1u64), (8, 32.0, 8), (32, 32.0, 32)] {
+        let v = get(Pattern::Stride, &format!("stride_{s}"), SMALL);
+        assert_eq!(metric(&v, "global_load_sectors_per_request"), sectors, "stride {s}");
+        assert_eq!(metric(&v, "global_load_ideal_sectors_per_request"), 4.0);
+        let w = WarpAccess::build(4, |_| true, |l| 4 * l * s);
+        assert_eq!(shared_wavefronts(&w), ways, "stride {s} banks");
+        // The same through the expression language.
+        let a = analyze_layout(&format!("lane * {s}"), &[], 4, true).unwrap();
+        assert_eq!(a.metrics["shared_load_wavefronts_per_instruction"], ways as f64);
+        let a = analyze_layout(&format!("lane * {s}"), &[], 4, false).unwrap();
+        assert_eq!(a.metrics["global_load_sectors_per_request"], sectors);
+    }
+}
+
+#[test]
+fn seed_000_ranked_patterns() {
+    let spr = |p, n| metric(&get(p, n, SMALL), "global_load_sectors_per_request");
+    assert_eq!(spr(Pattern::Coalesced, "fp32"), 4.0, "PERFECT");
+    assert_eq!(spr(Pattern::Offset, "offset_0"), 4.0);
+    assert_eq!(spr(Pattern::Offset, "offset_1"), 5.0, "GOOD: 4-5 with alignment");
+    assert_eq!(spr(Pattern::Offset, "offset_8"), 4.0, "8 floats = 32 B: aligned again");
+    assert_eq!(spr(Pattern::Stride, "stride_2"), 8.0, "OK");
+    assert_eq!(spr(Pattern::Stride, "stride_32"), 32.0, "BAD");
+    assert_eq!(spr(Pattern::Broadcast, "one_word"), 1.0, "BROADCAST");
+    let gather = spr(Pattern::Gather, "random_fp32");
+    assert!(gather > 31.9 && gather <= 32.0, "WORST: up to 32, got {gather}");
+    // Vectorized: one float4 request = 16 sectors; the same bytes as floats = 4 requests of 4.
+    let f4 = get(Pattern::Vector, "float4", SMALL);
+    let f1 = get(Pattern::Vector, "float", SMALL);
+    assert_eq!(metric(&f4, "global_load_sectors_per_request"), 16.0);
+    assert_eq!(metric(&f1, "global_load_sectors_per_request"), 4.0);
+    assert_eq!(metric(&f1, "global_load_requests"), 4.0 * metric(&f4, "global_load_requests"));
+    assert_eq!(metric(&f1, "global_load_sectors"), metric(&f4, "global_load_sectors"));
+    // metric-semantics §1.1: float4 offset by one float4 = 17 sectors; by one float: scalar.
+    // One vector fewer when shifted, so the last warp is partial: 17 on every full request.
+    let f4o = spr(Pattern::Vector, "float4_offset16");
+    assert!(f4o > 16.999 && f4o <= 17.0, "{f4o}");
+    let fb = spr(Pattern::Vector, "float4_offset4_fallback");
+    assert!(fb > 4.999 && fb <= 5.0, "{fb}");
+    assert_eq!(spr(Pattern::Vector, "half8"), 16.0);
+    assert_eq!(spr(Pattern::Vector, "float2"), 8.0);
+}
+
+#[test]
+fn kv_layout_nhd_vs_hdn_fp16_is_16x() {
+    let sizing = Sizing::default();
+    let nhd = metric(&get(Pattern::KvLayout, "nhd_fp16", sizing), "global_load_sectors_per_request");
+    let hdn = metric(&get(Pattern::KvLayout, "hdn_fp16", sizing), "global_load_sectors_per_request");
+    assert_eq!((nhd, hdn), (2.0, 32.0));
+    assert_eq!(hdn / nhd, 16.0);
+    assert_eq!(metric(&get(Pattern::KvLayout, "nhd_fp32", sizing), "global_load_sectors_per_request"), 4.0);
+    assert_eq!(metric(&get(Pattern::KvLayout, "hdn_fp32", sizing), "global_load_sectors_per_request"), 32.0);
+    assert_eq!(metric(&get(Pattern::KvLayout, "hnd_fp16", sizing), "global_load_sectors_per_request"), 2.0);
+    // vLLM's split layout with its lane->token mapping: 256 contiguous bytes, ideal 8.
+    let vllm = get(Pattern::KvLayout, "vllm_fp16", sizing);
+    assert_eq!(metric(&vllm, "global_load_sectors_per_request"), 8.0);
+    assert_eq!(metric(&vllm, "global_load_ideal_sectors_per_request"), 8.0);
+    // Every layout reads the cache once from DRAM, and HDN's waste is absorbed by L1 per CTA.
+    for name in ["nhd_fp16", "hdn_fp16", "hnd_fp16", "vllm_fp16", "nhd_fp32", "hdn_fp32"] {
+        let v = get(Pattern::KvLayout, name, sizing);
+        assert_eq!(metric(&v, "dram_amplification"), 1.0, "{name}");
+        assert_eq!(metric(&v, "l2_amplification"), 1.0, "{name}");
+    }
+}
+
+#[test]
+fn bank_conflicts_padding_and_transpose() {
+    let sizing = SMALL;
+    let bc = |n: &str, k: &str| metric(&get(Pattern::BankConflicts, n, sizing), k);
+    assert_eq!(bc("row_32x33", "shared_load_wavefronts_per_instruction"), 1.0);
+    assert_eq!(bc("row_32x33", "shared_load_bank_conflicts"), 0.0);
+    assert_eq!(bc("row_32x32", "shared_load_wavefronts_per_instruction"), 32.0);
+    assert_eq!(bc("row_32x32", "shared_load_bank_conflicts"), 31.0 * bc("row_32x32", "shared_load_instructions"));
+    assert_eq!(bc("column_32x32", "shared_load_wavefronts_per_instruction"), 1.0);
+    assert_eq!(bc("broadcast", "shared_load_wavefronts_per_instruction"), 1.0);
+    assert_eq!(bc("transpose_32x32", "shared_load_wavefronts_per_instruction"), 32.0);
+    assert_eq!(bc("transpose_32x33", "shared_load_wavefronts_per_instruction"), 1.0);
+    assert_eq!(bc("transpose_32x33", "shared_store_wavefronts_per_instruction"), 1.0);
+    assert_eq!(bc("transpose_32x32", "global_load_sectors_per_request"), 4.0);
+    assert_eq!(bc("transpose_32x32", "global_store_sectors_per_request"), 4.0);
+    assert_eq!(bc("transpose_naive", "global_store_sectors_per_request"), 32.0);
+    let p = predict(&get(Pattern::BankConflicts, "row_32x32", sizing), &ModelSettings::default());
+    assert!(!p.metrics.contains_key("global_load_requests"), "no global loads in the shared benchmark");
+    assert!(!p.metrics.contains_key("dram_amplification"), "bytes_read = 0");
+}
+
+#[test]
+fn rtx3070_row_and_column_sums_fixture() {
+    // fixtures/ncu/text_ncu2022_rtx3070_metrics_l1tex_coalescing_rowcol.txt, 16384 x 16384.
+    let row = get(Pattern::Column, "row_sums", Sizing::default());
+    let col = get(Pattern::Column, "column_sums", Sizing::default());
+    assert_eq!(metric(&row, "global_load_requests"), 8_388_608.0);
+    let sectors = metric(&row, "global_load_sectors");
+    assert_eq!(sectors, 268_435_456.0);
+    assert!((sectors - 268_427_291.0).abs() / 268_427_291.0 < 0.001);
+    assert_eq!(metric(&col, "global_load_requests"), 8_388_608.0);
+    assert_eq!(metric(&col, "global_load_sectors"), 33_554_432.0);
+}
+
+#[test]
+fn dram_granularity_and_amplification() {
+    let v = get(Pattern::Stride, "stride_32", SMALL);
+    let amp = |g| predict(&v, &ModelSettings { l2_fetch_bytes: g }).metrics["dram_amplification"];
+    assert_eq!((amp(32), amp(64), amp(128)), (8.0, 16.0, 32.0), "metric-semantics §6");
+    let s2 = get(Pattern::Stride, "stride_2", SMALL);
+    assert_eq!(predict(&s2, &ModelSettings::default()).metrics["dram_amplification"], 2.0);
+    let off = get(Pattern::Offset, "offset_1", SMALL);
+    let m = predict(&off, &ModelSettings::default()).metrics;
+    assert!((m["dram_amplification"] - 1.0).abs() < 1e-3, "neighbour warps reuse the 5th sector");
+    assert!((m["l2_amplification"] - 129.0 / 128.0).abs() < 1e-9, "one extra sector per CTA");
+    let naive = predict(&get(Pattern::BankConflicts, "transpose_naive", SMALL), &ModelSettings::default());
+    assert!(naive.notes.iter().any(|n| n.contains("ECC")), "{:?}", naive.notes);
+}
+
+#[test]
+fn interview_question_4_both_kv_layouts() {
+    let binds = |extra: &[(&str, &str)]| {
+        let mut v: Vec<(String, String)> =
+            vec![("block_size".into(), "16".into()), ("n_kv_heads".into(), "8".into()), ("head_dim".into(), "128".into())];
+        v.extend(extra.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+        v
+    };
+    let vars = binds(&[("block", "0..4"), ("offset", "0..16"), ("h", "0..8"), ("t", "tid"), ("warp", "0..4")]);
+    let l1 = "((block * block_size + offset) * n_kv_heads + h) * head_dim + t";
+    let l2 = "((block * n_kv_heads + h) * head_dim + t) * block_size + offset";
+    let spr = |e: &str, bytes| analyze_layout(e, &vars, bytes, false).unwrap().metrics["global_load_sectors_per_request"];
+    assert_eq!(spr(l1, 4), 4.0);
+    assert_eq!(spr(l1, 2), 2.0);
+    assert_eq!(spr(l2, 4), 32.0);
+    assert_eq!(spr(l2, 2), 32.0);
+}
