@@ -120,8 +120,10 @@ fn vector(n: u64) -> Vec<Variant> {
         let ilp = (BYTES_PER_THREAD / width.bytes()) as u32;
         let launch = Launch::linear(m, BLOCK, ilp);
         let bytes = m * width.bytes();
+        // A base the vector width does not divide takes the scalar fallback: 4-byte loads.
+        let access = if base_offset % width.bytes() == 0 { width.bytes() } else { 4 };
         let spec = Spec::Vector { width, m, base_offset, ilp };
-        variant(Pattern::Vector, name, kernel, launch, width.bytes() as u32, (bytes, bytes), spec)
+        variant(Pattern::Vector, name, kernel, launch, access as u32, (bytes, bytes), spec)
     };
     vec![
         make("float", "vector_float", VecWidth::F32, 0),
