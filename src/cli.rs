@@ -62,6 +62,9 @@ pub enum Command {
     Run(RunArgs),
     /// Profile your own program: the same metrics and table for its kernels.
     Profile(ProfileArgs),
+    /// Predict the coalescing of your own layout: an index expression over lane, warp, tid,
+    /// block and loop variables (see the README's "Modelling your own layout").
+    Model(ModelCmdArgs),
     /// Turn existing ncu reports (CSV of any page and version, or .ncu-rep) into the table.
     Analyze(AnalyzeArgs),
     /// The gate: check runs or reports against `[[gate]]` rules and an optional baseline.
@@ -224,6 +227,22 @@ pub struct BaselineUpdateArgs {
     /// Record only the metrics some `regress` rule compares (smaller diffs).
     #[arg(long)]
     pub only_gated: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelCmdArgs {
+    /// The element index each lane reads, e.g. `((block * block_size + offset) * n_kv_heads + h) * head_dim + t`.
+    #[arg(value_name = "EXPR", allow_hyphen_values = true)]
+    pub expr: String,
+    /// `name=VALUE` constants and `name=A..B` loop variables (each value of a loop variable is one warp instruction).
+    #[arg(value_name = "NAME=VALUE")]
+    pub bindings: Vec<String>,
+    /// Bytes per element (1, 2, 4, 8 or 16).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub bytes: u32,
+    /// The array is in shared memory: report wavefronts and bank conflicts.
+    #[arg(long)]
+    pub shared: bool,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,7 @@ pub fn run(cli: &cli::Cli) -> Result<Exit> {
         Settings::Analyze(s) => commands::analyze::run(&common, s),
         Settings::Build(s) => commands::build::run(&common, s),
         Settings::Report(run) => commands::report::run(&common, run),
+        Settings::Model(m) => commands::model::run(&common, m),
         Settings::Check(c) => commands::gate::check(&common, c),
         Settings::BaselineUpdate(b) => commands::gate::baseline_update(&common, b),
         Settings::Doctor => commands::doctor::run(&common),

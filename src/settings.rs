@@ -153,9 +153,17 @@ pub enum Settings {
     Analyze(AnalyzeSettings),
     Build(BuildSettings),
     Report(PathBuf),
+    Model(ModelSettingsCmd),
     Check(CheckCommand),
     BaselineUpdate(BaselineSettings),
     Doctor,
+}
+
+pub struct ModelSettingsCmd {
+    pub expr: String,
+    pub bindings: Vec<(String, String)>,
+    pub element_bytes: u32,
+    pub shared: bool,
 }
 
 pub struct CheckCommand {
@@ -208,6 +216,16 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
             cache: common.cache.clone(),
         }),
         Command::Report(a) => Settings::Report(a.run.clone()),
+        Command::Model(a) => Settings::Model(ModelSettingsCmd {
+            expr: a.expr.clone(),
+            bindings: a
+                .bindings
+                .iter()
+                .map(|b| crate::model::expr::parse_binding(b).map_err(|e| Error::usage(format!("binding `{b}`: {e}"))))
+                .collect::<Result<_>>()?,
+            element_bytes: a.bytes,
+            shared: a.shared,
+        }),
         Command::Check(a) => Settings::Check(check(a, &common, env)?),
         Command::Baseline(crate::cli::BaselineCommand::Update(a)) => Settings::BaselineUpdate(BaselineSettings {
             runs: a.runs.clone(),

@@ -1,0 +1,104 @@
+//! The address model through the command line: `run --all --backend model` reproduces every
+//! number the seeds state, and `coalprof model` answers seed 000's interview question 4.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::util::{coalprof, json};
+
+/// `pattern/variant` → metrics of a model run of every pattern at default sizes.
+fn suite() -> HashMap<String, Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coalprof()
+        .args(["run", "--all", "--backend", "model", "--format", "json", "--out"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["source"], "predicted");
+            (format!("{}/{}", r["pattern"].as_str().unwrap(), r["variant"].as_str().unwrap()), r["metrics"].clone())
+        })
+        .collect()
+}
+
+fn m(s: &HashMap<String, Value>, row: &str, key: &str) -> f64 {
+    s.get(row).unwrap_or_else(|| panic!("no row {row}"))[key].as_f64().unwrap_or_else(|| panic!("{row}: no {key}"))
+}
+
+#[test]
+fn run_all_backend_model_reproduces_every_seed_number() {
+    let s = suite();
+    let spr = "global_load_sectors_per_request";
+    // Seed 000 §5, the ranking: perfect 4, offset 4–5, stride 2 → 8, stride 32 → 32, broadcast 1.
+    assert_eq!(m(&s, "coalesced/fp32", spr), 4.0);
+    assert_eq!(m(&s, "offset/offset_0", spr), 4.0);
+    assert_eq!(m(&s, "offset/offset_1", spr), 5.0);
+    assert_eq!(m(&s, "offset/offset_8", spr), 4.0);
+    assert_eq!(m(&s, "stride/stride_2", spr), 8.0);
+    assert_eq!(m(&s, "stride/stride_32", spr), 32.0);
+    assert_eq!(m(&s, "broadcast/one_word", spr), 1.0);
+    // Vectorised: float4 is 16 sectors in one request; scalar takes four requests of 4.
+    assert_eq!(m(&s, "vector/float4", spr), 16.0);
+    assert_eq!(m(&s, "vector/float", spr), 4.0);
+    let reqs = |row: &str| m(&s, row, "global_load_requests");
+    assert_eq!(reqs("vector/float"), 4.0 * reqs("vector/float4"));
+    // Seed 001's table: stride 1 → 4 sectors, stride 8 and 32 → 32.
+    assert_eq!(m(&s, "stride/stride_1", spr), 4.0);
+    assert_eq!(m(&s, "stride/stride_8", spr), 32.0);
+    // Exercise C: KV layouts 16x apart in fp16 (head_dim 128, block_size 16).
+    assert_eq!(m(&s, "kv-layout/hdn_fp16", spr) / m(&s, "kv-layout/nhd_fp16", spr), 16.0);
+    // Exercise D: [32][33] padding is conflict-free, t[tid][0] on [32][32] is 32-way.
+    let wf = "shared_load_wavefronts_per_instruction";
+    assert_eq!(m(&s, "bank-conflicts/row_32x32", wf), 32.0);
+    assert_eq!(m(&s, "bank-conflicts/row_32x33", wf), 1.0);
+    assert_eq!(m(&s, "bank-conflicts/row_32x33", "shared_load_bank_conflicts"), 0.0);
+    assert_eq!(m(&s, "bank-conflicts/transpose_32x32", wf), 32.0);
+    assert_eq!(m(&s, "bank-conflicts/transpose_32x33", wf), 1.0);
+    // The RTX 3070 measurement (fixture 2022/text_ncu2022_rtx3070_metrics_l1tex_coalescing_rowcol):
+    // row sums 268,427,291 sectors / 8,388,608 requests; column sums 33,554,432 / 8,388,608.
+    assert_eq!(m(&s, "column/row_sums", "global_load_requests"), 8_388_608.0);
+    assert_eq!(m(&s, "column/column_sums", "global_load_requests"), 8_388_608.0);
+    assert_eq!(m(&s, "column/column_sums", "global_load_sectors"), 33_554_432.0);
+    let rows = m(&s, "column/row_sums", "global_load_sectors");
+    assert!((rows - 268_427_291.0).abs() / 268_427_291.0 < 0.001, "{rows}");
+}
+
+#[test]
+fn model_answers_interview_question_4_for_both_layouts() {
+    let bindings = ["block_size=16", "n_kv_heads=8", "head_dim=128", "t=tid", "warp=0..4", "block=0..4", "offset=0..16", "h=0..8"];
+    let spr = |expr: &str, bytes: &str| {
+        let out = coalprof().arg("model").arg(expr).args(bindings).args(["--bytes", bytes, "--format", "json"]).assert().success().get_output().stdout.clone();
+        let v = json(&out);
+        (v["rows"][0]["metrics"]["global_load_sectors_per_request"].as_f64().unwrap(), v["rows"][0]["metrics"]["global_load_ideal_sectors_per_request"].as_f64().unwrap())
+    };
+    let nhd = "((block * block_size + offset) * n_kv_heads + h) * head_dim + t";
+    let hdn = "((block * n_kv_heads + h) * head_dim + t) * block_size + offset";
+    assert_eq!(spr(nhd, "4"), (4.0, 4.0));
+    assert_eq!(spr(hdn, "4"), (32.0, 4.0));
+    assert_eq!(spr(nhd, "2"), (2.0, 2.0));
+    assert_eq!(spr(hdn, "2"), (32.0, 2.0));
+}
+
+#[test]
+fn model_shared_padding_and_a_bad_expression_pointing_at_its_column() {
+    let wf = |expr: &str| {
+        let out = coalprof().args(["model", "--shared", expr, "r=0..32", "--format", "json"]).assert().success().get_output().stdout.clone();
+        json(&out)["rows"][0]["metrics"]["shared_load_wavefronts_per_instruction"].as_f64().unwrap()
+    };
+    assert_eq!(wf("lane * 32 + r"), 32.0);
+    assert_eq!(wf("lane * 33 + r"), 1.0);
+    let out = coalprof().args(["model", "(lane * 4 + 1"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("at column 14"), "the end of the 13-character text: {e}");
+    assert!(e.lines().any(|l| l.trim_end().ends_with('^')), "a caret under the column: {e}");
+}
