@@ -151,7 +151,7 @@ fn classify(c: &Cmd, out: &Captured, r: &ProfileRequest) -> Result<Profiled, Too
     let app_error = all.lines().find_map(|l| l.split("The application returned an error code").nth(1)).map(str::trim);
     if !out.status.success() || app_error.is_some() {
         let what = match app_error {
-            Some(code) => format!("`{}` failed under ncu (it returned the error code {})", r.program.display(), code.trim_end_matches('.')),
+            Some(code) => format!("`{}` failed under ncu (it returned the error code {})", r.program.display(), code.trim_end_matches('.').trim_matches(|c| c == '(' || c == ')')),
             None => "ncu failed".to_string(),
         };
         return Err(ToolError::Failed { what, command: c.to_string(), status: status(out), stderr: both(out), hint: None });

@@ -2,7 +2,8 @@
 
 mod analyze;
 mod bad_input;
-mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod check;
+mod faults; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod kernels;
 mod model;
 mod profile;

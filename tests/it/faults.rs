@@ -1,0 +1,96 @@
+//! Faults: a crashing program, a hang, ncu killed mid-run, an unwritable output folder, Ctrl-C.
+//! Each gets a clear message and its documented exit code, and leaves no process behind.
+//! The ncu here is a fake shell script (a test seam: the faults are what it simulates).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::coalprof;
+
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+fn profile_with(ncu: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    coalprof().env("COALPROF_NCU", ncu).arg("profile").args(extra).arg("--out").arg(out).args(["--", "/opt/app", "arg"]).output().unwrap()
+}
+
+#[test]
+fn a_program_that_crashes_under_ncu_is_exit_3_with_its_code_and_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = script(dir.path(), "ncu", "echo 'Segmentation fault in kernel' >&2\necho '==ERROR== The application returned an error code (139).'\nexit 1");
+    let out = profile_with(&ncu, dir.path(), &[]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("`/opt/app` failed under ncu (it returned the error code 139)"), "{e}");
+    assert!(e.contains("Segmentation fault in kernel") && e.contains("command: "), "the error carries stderr and the command: {e}");
+}
+
+#[test]
+fn a_hang_is_killed_with_its_whole_process_group_after_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("grandchild-alive");
+    // ncu starts a grandchild that would write the marker after 3 s, then hangs itself.
+    let body = format!("(sleep 3; touch '{}') &\nsleep 60", marker.display());
+    let ncu = script(dir.path(), "ncu", &body);
+    let started = Instant::now();
+    let out = profile_with(&ncu, dir.path(), &["--timeout", "1"]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("did not finish within 1s and was killed with its process group"), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!marker.exists(), "a grandchild survived the timeout");
+}
+
+#[test]
+fn ncu_killed_in_the_middle_is_exit_3_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = script(dir.path(), "ncu", "echo '==PROF== Profiling \"k\" - 0: 0%....'\nkill -9 $$");
+    let out = profile_with(&ncu, dir.path(), &[]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("killed by a signal") || e.contains("signal: 9"), "{e}");
+}
+
+#[test]
+fn an_output_folder_that_cannot_be_written_is_exit_3_naming_it() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let out = coalprof().args(["run", "--pattern", "coalesced", "--backend", "model", "--size", "1M", "--out"]).arg(file.path().join("runs")).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("cannot write") && e.contains(&file.path().display().to_string()), "{e}");
+}
+
+#[test]
+fn ctrl_c_kills_the_profiled_program_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("child-alive");
+    let body = format!("(sleep 4; touch '{}') &\nsleep 60", marker.display());
+    let ncu = script(dir.path(), "ncu", &body);
+    let bin = assert_cmd::cargo::cargo_bin("coalprof");
+    let mut child = Command::new(bin)
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--out"])
+        .arg(dir.path())
+        .args(["--", "/opt/app"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: sending SIGINT to a child we own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut e = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+    assert_eq!(status.code(), Some(130), "{e}");
+    assert!(e.contains("interrupted"), "{e}");
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(!marker.exists(), "the profiled program's group outlived Ctrl-C");
+}
