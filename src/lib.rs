@@ -33,6 +33,23 @@ use settings::Settings;
 
 /// Run one parsed command line.
 pub fn run(cli: &cli::Cli) -> Result<Exit> {
+    let started = std::time::Instant::now();
+    let outcome = dispatch(cli);
+    let (total, children) = (started.elapsed(), tools::process::child_time());
+    if !children.is_zero() {
+        let own = total.saturating_sub(children);
+        tracing::info!(
+            "time: {:.3} s in all, {:.3} s in child processes, {:.3} s in coalprof itself ({:.1}%)",
+            total.as_secs_f64(),
+            children.as_secs_f64(),
+            own.as_secs_f64(),
+            100.0 * own.as_secs_f64() / total.as_secs_f64().max(1e-9)
+        );
+    }
+    outcome
+}
+
+fn dispatch(cli: &cli::Cli) -> Result<Exit> {
     let env = settings::Env::read();
     let (common, settings) = settings::resolve(&cli.global, &cli.command, &env)?;
     match &settings {

@@ -1,6 +1,8 @@
 //! Logs go to stderr through tracing (stdout carries data): warnings by default, `-v` info,
 //! `-vv` debug, or any filter in `COALPROF_LOG`.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 pub fn init(verbose: u8) {
@@ -13,6 +15,7 @@ pub fn init(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .without_time()
         .with_target(false)
         .try_init();

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,16 @@ pub struct Captured {
     pub elapsed: Duration,
 }
 
+/// Wall time spent waiting for children, summed (nanoseconds): coalprof's own overhead is the
+/// rest of its run time (`-v` logs it at the end of `run` and `profile`).
+static CHILD_NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// Total wall time children have run so far (children run one at a time except nvcc builds,
+/// where the sum can exceed the elapsed time).
+pub fn child_time() -> Duration {
+    Duration::from_nanos(CHILD_NANOS.load(Ordering::Relaxed))
+}
+
 /// The runtime behind the runner: sync callers block on it, parallel callers join on it.
 pub fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
@@ -159,6 +170,7 @@ pub async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) 
     };
     let stderr = stderr_task.await.unwrap_or_default();
     let elapsed = started.elapsed();
+    CHILD_NANOS.fetch_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     tracing::debug!(command = %cmd, %status, ?elapsed, "finished");
     Ok(Captured { status, stdout: out, stderr, elapsed })
 }
