@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::metrics::Mapped;
+use crate::metrics::{Kind, Mapped};
 use crate::report::csv::ParseError;
 use crate::report::{units, LaunchRecord, Value};
 use crate::results::{Metrics, Row, Source};
@@ -73,6 +73,15 @@ pub fn rows_from_records(
             }
         }
     }
+    // Ratios were summed weighted by launches: divide back to the weighted mean.
+    let ratios: Vec<&str> = names.values().filter(|m| m.kind == Kind::Ratio).map(|m| m.key.as_str()).collect();
+    for row in &mut rows {
+        for key in &ratios {
+            if let Some(v) = row.metrics.get_mut(*key) {
+                *v /= row.launches.max(1) as f64;
+            }
+        }
+    }
     Ok((rows, facts))
 }
 
@@ -114,8 +123,23 @@ mod tests {
     }
 
     #[test]
+    fn ratios_are_averaged_weighted_by_launches_not_summed() {
+        let ratio = |launches: u64, v: f64| LaunchRecord {
+            launches,
+            metrics: vec![(Arc::from("r"), Value::Number { value: v, unit: "sector/request" })],
+            ..rec(0, 0.0)
+        };
+        let mapped = Mapped { key: "reported_global_load_sectors_per_request".into(), assume_unit: None, kind: Kind::Ratio };
+        let names = HashMap::from([("r".to_string(), mapped)]);
+        let recs = vec![Ok(ratio(3, 4.0)), Ok(ratio(1, 8.0))].into_iter();
+        let (rows, _) = rows_from_records(recs, &names, Grouping::PerKernel).unwrap();
+        assert_eq!(rows[0].launches, 4);
+        assert_eq!(rows[0].metric("reported_global_load_sectors_per_request"), Some(5.0));
+    }
+
+    #[test]
     fn per_kernel_sums_and_per_launch_keeps_ids() {
-        let mapped = Mapped { key: "global_load_sectors".into(), assume_unit: None };
+        let mapped = Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter };
         let names = HashMap::from([("s".to_string(), mapped)]);
         let recs = || vec![Ok(rec(0, 4.0)), Ok(rec(1, 6.0))].into_iter();
         let (rows, facts) = rows_from_records(recs(), &names, Grouping::PerKernel).unwrap();

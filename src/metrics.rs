@@ -30,6 +30,19 @@ pub struct RawMetric {
     /// ncu's base unit, assumed when a report prints no unit for the metric.
     #[serde(default)]
     pub assume_unit: Option<String>,
+    #[serde(default)]
+    pub kind: Kind,
+}
+
+/// How a raw metric combines over launches.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A count or an amount: summed.
+    #[default]
+    Counter,
+    /// A ratio ncu computed: averaged, weighted by launches.
+    Ratio,
 }
 
 /// Where an ncu metric name lands: the catalogue key, and the unit to assume if none is printed.
@@ -37,6 +50,7 @@ pub struct RawMetric {
 pub struct Mapped {
     pub key: String,
     pub assume_unit: Option<String>,
+    pub kind: Kind,
 }
 
 /// Which way is better, for the gate and for findings.
@@ -140,7 +154,7 @@ impl Catalogue {
     pub fn ncu_names(&self) -> HashMap<String, Mapped> {
         let mut m = HashMap::new();
         for (key, raw) in &self.raw {
-            let mapped = Mapped { key: key.clone(), assume_unit: raw.assume_unit.clone() };
+            let mapped = Mapped { key: key.clone(), assume_unit: raw.assume_unit.clone(), kind: raw.kind };
             for name in std::iter::once(&raw.ncu).chain(&raw.aliases).chain(&raw.labels) {
                 m.insert(name.clone(), mapped.clone());
             }

@@ -23,7 +23,7 @@ fn every_raw_metric_is_in_the_real_catalogue_of_gh100_and_ga100() {
         for (key, raw) in &c.raw {
             let (base, suffix) = split_suffix(&raw.ncu);
             assert!(names.contains(base), "{chip}: `{}` ({key}) is not in ncu's catalogue", raw.ncu);
-            assert!(suffix.is_none_or(|s| ["sum", "avg", "max", "min"].contains(&s)), "{key}: unexpected suffix");
+            assert!(suffix.is_none_or(|s| ["sum", "avg", "max", "min", "ratio"].contains(&s)), "{key}: unexpected suffix");
         }
     }
 }
