@@ -24,6 +24,9 @@ pub struct DeviceFacts {
     pub cc: Option<String>,
 }
 
+/// What makes launches "the same kernel": process, name, grid and block.
+type KernelKey = (Option<String>, String, Option<[u32; 3]>, Option<[u32; 3]>);
+
 /// Fold records into rows. `names` maps ncu metric names to catalogue keys; metrics not in it
 /// are dropped. Fails on the first malformed record, keeping nothing half-read.
 pub fn rows_from_records(
@@ -32,7 +35,7 @@ pub fn rows_from_records(
     grouping: Grouping,
 ) -> Result<(Vec<Row>, DeviceFacts), ParseError> {
     let mut rows: Vec<Row> = Vec::new();
-    let mut index: HashMap<(Option<String>, String, Option<[u32; 3]>, Option<[u32; 3]>), usize> = HashMap::new();
+    let mut index: HashMap<KernelKey, usize> = HashMap::new();
     let mut facts = DeviceFacts::default();
     for rec in records {
         let rec = rec?;

@@ -61,10 +61,10 @@ impl Reader<'_> {
     /// Read one input into results (derived metrics included).
     pub fn read(&self, path: &Path) -> Result<Results> {
         match kind(path)? {
-            Kind::Csv if path == Path::new("-") => self.from_csv(BufReader::new(std::io::stdin().lock()), path),
+            Kind::Csv if path == Path::new("-") => self.read_csv(BufReader::new(std::io::stdin().lock()), path),
             Kind::Csv => {
                 let f = File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-                self.from_csv(BufReader::with_capacity(1 << 20, f), path)
+                self.read_csv(BufReader::with_capacity(1 << 20, f), path)
             }
             Kind::NcuRep => {
                 let ncu = self.ncu.as_ref().map_err(|e| {
@@ -75,7 +75,7 @@ impl Reader<'_> {
                     )
                 })?;
                 let csv_text = ncu.import_raw(path)?;
-                let mut r = self.from_csv(csv_text.as_bytes(), path)?;
+                let mut r = self.read_csv(csv_text.as_bytes(), path)?;
                 r.provenance.ncu_version = ncu.version().ok();
                 Ok(r)
             }
@@ -84,7 +84,7 @@ impl Reader<'_> {
         }
     }
 
-    fn from_csv(&self, input: impl BufRead, path: &Path) -> Result<Results> {
+    fn read_csv(&self, input: impl BufRead, path: &Path) -> Result<Results> {
         let names = self.catalogue.ncu_names();
         let keep = Keep::Only(names.keys().cloned().collect());
         let records = csv::open(input, keep).map_err(|e| parse_error(path, e))?;

@@ -55,17 +55,17 @@ pub struct Measured {
     pub passes: Vec<(String, u32)>,
 }
 
-/// Profile one built pattern into `dir`; `exe` is its executable.
-pub fn measure(
-    pattern: Pattern,
-    sizing: Sizing,
-    exe: &Path,
-    ncu: &Ncu,
-    catalogue: &Catalogue,
-    derivation: &Derivation,
-    settings: &ProfilerSettings,
-    dir: &RunDir,
-) -> Result<Measured> {
+/// What every pattern of a run is measured with.
+pub struct Profiler<'a> {
+    pub ncu: &'a Ncu,
+    pub catalogue: &'a Catalogue,
+    pub derivation: &'a Derivation,
+    pub settings: &'a ProfilerSettings,
+}
+
+/// Profile one built pattern (`exe`) into `dir`.
+pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler, dir: &RunDir) -> Result<Measured> {
+    let Profiler { ncu, catalogue, derivation, settings } = *profiler;
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
     let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));

@@ -10,7 +10,7 @@ use crate::model::{predict, ModelSettings};
 use crate::patterns::{variants, Variant};
 use crate::render::render;
 use crate::results::{Provenance, Results, Row, Source};
-use crate::run::{measure, run_record};
+use crate::run::{measure, run_record, Profiler};
 use crate::settings::{Backend, Common, RunSettings};
 use crate::store::RunDir;
 use crate::tools::ToolError;
@@ -98,8 +98,9 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     let mut results = Results::new(prov, Vec::new());
     let mut failed: Vec<Error> = Vec::new();
+    let profiler = Profiler { ncu: &ncu, catalogue: &common.catalogue, derivation: &common.derivation, settings: &s.profiler };
     for b in &built {
-        match measure(b.pattern, s.sizing, &b.exe, &ncu, &common.catalogue, &common.derivation, &s.profiler, &dir) {
+        match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
             Ok(m) => {
                 let plan = variants(b.pattern, s.sizing);
                 for (mut row, v) in m.rows.into_iter().zip(&plan) {

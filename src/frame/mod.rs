@@ -60,7 +60,7 @@ impl Derivation {
         }
         for (key, _) in &self.steps {
             let col = df.column(key).map_err(polars_error)?.f64().map_err(polars_error)?;
-            for (row, v) in rows.iter_mut().zip(col.into_iter()) {
+            for (row, v) in rows.iter_mut().zip(col) {
                 if let Some(v) = v {
                     row.metrics.insert(key.clone(), v);
                 }
@@ -136,7 +136,7 @@ fn finite(v: f64) -> Option<f64> {
 }
 
 fn binary(a: &Float64Chunked, b: &Float64Chunked, f: impl Fn(f64, f64) -> f64) -> Float64Chunked {
-    a.into_iter().zip(b.into_iter()).map(|(x, y)| finite(f(x?, y?))).collect()
+    a.into_iter().zip(b).map(|(x, y)| finite(f(x?, y?))).collect()
 }
 
 /// Evaluate `f` over the columns of `df` (`n` rows).
