@@ -24,6 +24,8 @@ pub const LAUNCH_FACTS: &[&str] = &["access_bytes", "algorithm_bytes_read", "alg
 pub struct Derivation {
     steps: Vec<(String, Formula)>,
     raw: BTreeSet<String>,
+    /// Raw metrics that only stand in for others (ncu's own ratios): never reported missing.
+    fallbacks: BTreeSet<String>,
 }
 
 impl Derivation {
@@ -44,7 +46,8 @@ impl Derivation {
             known.insert(key.clone());
             steps.push((key.clone(), f));
         }
-        Ok(Derivation { steps, raw: c.raw.keys().cloned().collect() })
+        let fallbacks = c.raw.iter().filter(|(_, r)| r.kind == crate::metrics::Kind::Ratio).map(|(k, _)| k.clone()).collect();
+        Ok(Derivation { steps, raw: c.raw.keys().cloned().collect(), fallbacks })
     }
 
     /// Add every derived metric to every row (raw metrics and launch facts must be in place).
@@ -108,7 +111,7 @@ impl Derivation {
                 continue;
             }
             let lacking: Vec<&str> =
-                f.vars().into_iter().filter(|v| self.raw.contains(*v) && !row.metrics.contains_key(*v)).collect();
+                f.vars().into_iter().filter(|v| self.raw.contains(*v) && !self.fallbacks.contains(*v) && !row.metrics.contains_key(*v)).collect();
             if !lacking.is_empty() {
                 absent.push(key.as_str());
                 missing.extend(lacking);

@@ -9,4 +9,5 @@ mod model;
 mod profile;
 mod real_ncu;
 mod run;
+mod snapshots_out;
 mod util;
