@@ -3,4 +3,5 @@
 mod analyze;
 mod bad_input;
 mod real_ncu;
+mod robust;
 mod util;
