@@ -260,6 +260,9 @@ const TOKENS: &[&str] = &[
     "\n==ERROR== something failed\n", "\r", "\0", "\u{feff}", "\"ID\",\"Process ID\"", "\t", "(1, 2)", "(0, 0, 0)",
 ];
 
+/// Names (prefixes) of metrics coalprof converts: raw-page columns and details-page rows.
+const READ: &[&str] = &["dram__read_bytes", "dram__write_bytes", "dram__bytes_read", "gpu__time_duration", "Duration", "l1tex__t_", "lts__t_sectors", "smsp__sass", "Invocations"];
+
 /// The byte ranges of `b`'s lines, newline included.
 fn lines(b: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
@@ -284,7 +287,7 @@ fn mutate(b: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
         return "insert into empty";
     }
     let line = ls[rng.below(ls.len())].clone();
-    match rng.below(9) {
+    match rng.below(11) {
         0 => {
             b.drain(line);
             "delete line"
@@ -337,6 +340,44 @@ fn mutate(b: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
                 let t = format!("\"{}\"", TOKENS[rng.below(TOKENS.len())]);
                 b.splice(s + 1..e, t.bytes());
                 "replace field"
+            }
+        }
+        9 | 10 => {
+            // Poison a value coalprof reads (most columns it never converts): on a raw page the
+            // column of a catalogue metric, on a details page the value of a catalogue row.
+            let t = format!("\"{}\"", TOKENS[rng.below(TOKENS.len())]);
+            let fields = |r: &std::ops::Range<usize>, b: &[u8]| -> Vec<usize> {
+                std::iter::once(r.start)
+                    .chain(b[r.clone()].windows(3).enumerate().filter(|(_, w)| w == b"\",\"").map(|(i, _)| r.start + i + 2))
+                    .collect()
+            };
+            let header = ls.iter().find(|r| b[(*r).clone()].starts_with(b"\"ID\",")).cloned();
+            let col = header.as_ref().and_then(|h| {
+                let text = String::from_utf8_lossy(&b[h.clone()]).into_owned();
+                let cols: Vec<&str> = text.split("\",\"").collect();
+                let wanted: Vec<usize> = cols.iter().enumerate().filter(|(_, c)| READ.iter().any(|m| c.starts_with(m))).map(|(i, _)| i).collect();
+                (!wanted.is_empty()).then(|| wanted[rng.below(wanted.len())])
+            });
+            let targets: Vec<std::ops::Range<usize>> = ls.iter().filter(|r| READ.iter().any(|m| b[(*r).clone()].windows(m.len()).any(|w| w == m.as_bytes()))).cloned().collect();
+            match col {
+                Some(j) if header.as_ref().is_some_and(|h| !b[h.clone()].windows(13).any(|w| w == b"\"Metric Name\"")) => {
+                    let f = fields(&line, b);
+                    if j + 1 < f.len() {
+                        b.splice(f[j]..f[j + 1] - 1, t.bytes());
+                    }
+                    "poison a raw metric"
+                }
+                _ if !targets.is_empty() => {
+                    let r = targets[rng.below(targets.len())].clone();
+                    let f = fields(&r, b);
+                    let end = b[r.clone()].iter().rposition(|&c| c == b'"').map_or(r.end, |p| r.start + p + 1);
+                    let start = *f.last().unwrap();
+                    if start < end {
+                        b.splice(start..end, t.bytes());
+                    }
+                    "poison a details value"
+                }
+                _ => "poison (nothing read)",
             }
         }
         _ => {
