@@ -6,11 +6,13 @@
 //! them; columns are found by name; records are yielded one at a time, so memory stays flat
 //! whatever the file's size.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
 use super::diagnose::Scan;
+use super::units::{self, Scale};
 use super::{parse_dims, LaunchRecord, Value};
 
 /// Which metrics to keep (launch facts are always kept).
@@ -65,6 +67,22 @@ pub enum ParseError {
     Malformed { line: u64, message: String },
     #[error("{0}")]
     Io(#[from] io::Error),
+}
+
+/// A field or column name quoted in an error message: one line, at most 60 characters (a
+/// mangled file can put a newline or ten megabytes in a field).
+fn shown(s: &str) -> String {
+    let mut chars = s.chars().flat_map(char::escape_debug);
+    let mut out: String = chars.by_ref().take(60).collect();
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A field's text: borrowed when it is UTF-8 (always, from ncu), else with replacement characters.
+fn text(b: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(b)
 }
 
 /// The columns every page may have, by header name.
@@ -166,10 +184,13 @@ pub struct Records<R: BufRead> {
     header: Vec<String>,
     fixed: Fixed,
     /// Raw page: (column, name, unit) of every kept metric column.
-    raw_columns: Vec<(usize, Arc<str>, String)>,
+    raw_columns: Vec<(usize, Arc<str>, Scale)>,
     keep: Keep,
     names: HashMap<String, Arc<str>>,
-    record: csv::StringRecord,
+    /// Bytes, not `StringRecord`: a row is not validated as UTF-8 as a whole (the hot path
+    /// reads a few numeric columns of hundreds), and a stray Latin-1 byte in a process name
+    /// (a Windows capture) costs a replacement character, not the report.
+    record: csv::ByteRecord,
     pending: Option<(String, LaunchRecord)>,
     done: bool,
 }
@@ -219,7 +240,7 @@ pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseErr
         return Err(ParseError::Malformed { line: line_no, message: "the CSV header has no \"Kernel Name\" column".into() });
     }
     let filter = LineFilter { inner: input, line: Vec::new(), pos: 0, line_no, served: Vec::new() };
-    let reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(filter);
+    let reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(filter);
     let mut records = Records {
         page,
         warnings: scan.warnings,
@@ -229,7 +250,7 @@ pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseErr
         raw_columns: Vec::new(),
         keep,
         names: HashMap::new(),
-        record: csv::StringRecord::new(),
+        record: csv::ByteRecord::new(),
         pending: None,
         done: false,
     };
@@ -250,7 +271,7 @@ impl<R: BufRead> Records<R> {
 
     /// Read the next CSV row into `self.record`; false at the end.
     fn next_row(&mut self) -> Result<bool, ParseError> {
-        match self.reader.read_record(&mut self.record) {
+        match self.reader.read_byte_record(&mut self.record) {
             Ok(more) => Ok(more),
             Err(e) => match e.kind() {
                 csv::ErrorKind::Io(_) => Err(ParseError::Io(io::Error::other(e.to_string()))),
@@ -271,7 +292,9 @@ impl<R: BufRead> Records<R> {
                 self.header.len()
             )));
         }
-        if self.fixed.id.is_some_and(|i| !self.record[i].is_empty()) {
+        // A units row is empty under ID and Kernel Name; a data row never is.
+        let filled = |c: Option<usize>| c.is_some_and(|i| !self.record[i].trim_ascii().is_empty());
+        if filled(self.fixed.id) || filled(self.fixed.kernel) {
             return Err(self.malformed(
                 "the raw page has no units row under its header (export it with `--print-units base`)",
             ));
@@ -284,18 +307,20 @@ impl<R: BufRead> Records<R> {
             if !seen.insert(name.as_str()) {
                 return Err(ParseError::Malformed {
                     line: self.line().saturating_sub(1),
-                    message: format!("the metric column `{name}` appears twice in the header"),
+                    message: format!("the metric column `{}` appears twice in the header", shown(name)),
                 });
             }
             if self.keep.wants(name) {
-                self.raw_columns.push((i, Arc::from(name.as_str()), self.record[i].to_string()));
+                self.raw_columns.push((i, Arc::from(name.as_str()), units::scale(&text(&self.record[i]))));
             }
         }
         Ok(())
     }
 
-    fn field(&self, col: Option<usize>) -> Option<&str> {
-        col.and_then(|i| self.record.get(i)).map(str::trim).filter(|s| !s.is_empty())
+    /// A column of the current row, trimmed; `None` if absent or empty.
+    fn field(&self, col: Option<usize>) -> Option<Cow<'_, str>> {
+        let b = col.and_then(|i| self.record.get(i))?.trim_ascii();
+        (!b.is_empty()).then(|| text(b))
     }
 
     /// A record for the current row's launch, metrics still empty.
@@ -303,26 +328,31 @@ impl<R: BufRead> Records<R> {
         let f = &self.fixed;
         let kernel = self.field(f.kernel).ok_or_else(|| self.malformed("a row has no kernel name"))?;
         let id = match self.field(f.id) {
-            Some(t) => Some(t.replace(',', "").parse::<u64>().map_err(|_| self.malformed(format!("ID `{t}` is not a number")))?),
+            Some(t) => Some(t.replace(',', "").parse::<u64>().map_err(|_| self.malformed(format!("ID `{}` is not a number", shown(&t))))?),
             None => None,
         };
         let process = match (self.field(f.pid), self.field(f.pname)) {
             (Some(p), Some(n)) => Some(format!("{p} {n}")),
-            (p, n) => p.or(n).map(str::to_string),
+            (p, n) => p.or(n).map(Cow::into_owned),
         };
-        let nvtx: Vec<&str> = f.nvtx.iter().filter_map(|&i| self.field(Some(i))).collect();
+        let nvtx: Vec<Cow<str>> = f.nvtx.iter().filter_map(|&i| self.field(Some(i))).collect();
         let launches = match self.field(f.invocations) {
-            Some(t) => t.replace(',', "").parse::<f64>().map(|v| v as u64).unwrap_or(1),
+            // A launch count: a whole number from 1 to 2^32. Anything else would be summed
+            // as garbage (0 hides the kernel, a huge count overflows the launch total).
+            Some(t) => match units::number(&t) {
+                Some(v) if v >= 1.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => v as u64,
+                _ => return Err(self.malformed(format!("Invocations `{}` is not a launch count", shown(&t)))),
+            },
             None => 1,
         };
         Ok(LaunchRecord {
             id,
             process,
-            kernel: kernel.to_string(),
-            grid: self.field(f.grid).and_then(parse_dims),
-            block: self.field(f.block).and_then(parse_dims),
+            kernel: kernel.into_owned(),
+            grid: self.field(f.grid).and_then(|d| parse_dims(&d)),
+            block: self.field(f.block).and_then(|d| parse_dims(&d)),
             device: None,
-            cc: self.field(f.cc).map(str::to_string),
+            cc: self.field(f.cc).map(Cow::into_owned),
             nvtx: (!nvtx.is_empty()).then(|| nvtx.join(" | ")),
             launches,
             metrics: Vec::new(),
@@ -333,7 +363,7 @@ impl<R: BufRead> Records<R> {
     fn group_key(&self) -> String {
         let f = &self.fixed;
         let parts = [f.id, f.pid, f.kernel, f.block, f.grid];
-        parts.iter().map(|&c| self.field(c).unwrap_or("")).collect::<Vec<_>>().join("\u{1f}")
+        parts.iter().map(|&c| self.field(c).unwrap_or_default()).collect::<Vec<_>>().join("\u{1f}")
     }
 
     fn name(&mut self, n: &str) -> Arc<str> {
@@ -360,7 +390,7 @@ impl<R: BufRead> Records<R> {
         rec.metrics = self
             .raw_columns
             .iter()
-            .map(|(i, name, unit)| (name.clone(), Value::parse(&self.record[*i], unit)))
+            .map(|(i, name, scale)| (name.clone(), Value::parse_scaled(&text(&self.record[*i]), *scale)))
             .collect();
         Ok(Some(finish(rec)))
     }
@@ -375,12 +405,24 @@ impl<R: BufRead> Records<R> {
                 self.done = true;
                 return Ok(self.pending.take().map(|(_, r)| finish(r)));
             }
-            let Some(name) = self.field(Some(name_col)).map(str::to_string) else {
+            let Some(name) = self.field(Some(name_col)).map(Cow::into_owned) else {
                 continue; // a rule row: no metric
             };
+            // Metric rows may stop early (2021+ leave the rule columns off), never run long:
+            // more fields than the header means a stray quote or comma shifted the row, and
+            // its "value" would be some other column's.
+            if self.record.len() > self.header.len() {
+                return Err(self.malformed(format!(
+                    "the row for `{}` has {} fields, the header {}: a quote or comma is out of place",
+                    shown(&name),
+                    self.record.len(),
+                    self.header.len()
+                )));
+            }
             if self.record.len() <= value_col {
                 return Err(self.malformed(format!(
-                    "the row for `{name}` ends before its value column: the file is truncated"
+                    "the row for `{}` ends before its value column: the file is truncated",
+                    shown(&name)
                 )));
             }
             let key = self.group_key();
@@ -392,8 +434,8 @@ impl<R: BufRead> Records<R> {
                 self.pending = Some((key, self.launch_of_row()?));
             }
             if self.keep.wants(&name) {
-                let unit = self.field(self.fixed.metric_unit).unwrap_or("").to_string();
-                let value = Value::parse(self.record.get(value_col).unwrap_or(""), &unit);
+                let unit = self.field(self.fixed.metric_unit).unwrap_or_default();
+                let value = Value::parse(&text(self.record.get(value_col).unwrap_or_default()), &unit);
                 let name = self.name(&name);
                 if let Some((_, rec)) = self.pending.as_mut() {
                     rec.metrics.push((name, value));
@@ -441,6 +483,9 @@ impl<R: BufRead> Iterator for Records<R> {
     type Item = Result<LaunchRecord, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None; // after the end, and after the first error: nothing half-read follows
+        }
         let got = match self.page {
             Page::Raw => self.next_raw(),
             Page::Details | Page::Summary => self.next_long(),
@@ -451,6 +496,215 @@ impl<R: BufRead> Iterator for Records<R> {
             Err(e) => {
                 self.done = true;
                 Some(Err(e))
+            }
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const RAW: &[u8] =
+        include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv");
+    const DETAILS: &[u8] =
+        include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_details_base.csv");
+    const SUMMARY: &[u8] =
+        include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_summary_per_kernel.csv");
+
+    /// Parse `bytes` to the end. It must return, yield at most one record per input line, and
+    /// stop after its first error.
+    fn drain(bytes: &[u8]) -> Result<usize, TestCaseError> {
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+        let Ok(mut recs) = open(bytes, Keep::All) else { return Ok(0) };
+        let mut n = 0;
+        while let Some(r) = recs.next() {
+            n += 1;
+            prop_assert!(n <= lines, "{} records from {} lines", n, lines);
+            if r.is_err() {
+                prop_assert!(recs.next().is_none(), "records after an error");
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    /// One edit of a real report.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Delete(usize, usize),
+        Insert(usize, &'static [u8]),
+        Flip(usize, u8),
+        Truncate(usize),
+        DuplicateLine(usize),
+        DropLine(usize),
+    }
+
+    const TOKENS: &[&[u8]] = &[
+        b"\"", b",", b"\"\"", b"\n", b"\r\n", b"\0", b"\xff\xfe", b"nan", b"(!)", b"(!) n/a", b"1e309", b"-",
+        b"99999999999999999999999", b",,,,", b"\n==PROF== Disconnected from process 1\n", b"\"ID\",\"Process ID\"",
+        b"\xef\xbb\xbf", b" ", b"1,2", b"\"\",\"\"",
+    ];
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            (any::<usize>(), 1usize..64).prop_map(|(p, n)| Edit::Delete(p, n)),
+            (any::<usize>(), 0..TOKENS.len()).prop_map(|(p, t)| Edit::Insert(p, TOKENS[t])),
+            (any::<usize>(), 1..=255u8).prop_map(|(p, b)| Edit::Flip(p, b)),
+            any::<usize>().prop_map(Edit::Truncate),
+            any::<usize>().prop_map(Edit::DuplicateLine),
+            any::<usize>().prop_map(Edit::DropLine),
+        ]
+    }
+
+    /// The byte range of line `i` (modulo the line count), newline included.
+    fn line_range(b: &[u8], i: usize) -> std::ops::Range<usize> {
+        let starts: Vec<usize> =
+            std::iter::once(0).chain(b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i + 1)).collect();
+        let s = starts[i % starts.len()];
+        let e = b[s..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| s + p + 1);
+        s..e
+    }
+
+    fn apply(mut b: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+        for e in edits {
+            let len = b.len().max(1);
+            match *e {
+                Edit::Delete(p, n) => {
+                    let p = (p % len).min(b.len());
+                    b.drain(p..(p + n).min(b.len()));
+                }
+                Edit::Insert(p, t) => {
+                    let p = p % (b.len() + 1);
+                    b.splice(p..p, t.iter().copied());
+                }
+                Edit::Flip(p, x) => {
+                    if !b.is_empty() {
+                        let p = p % b.len();
+                        b[p] ^= x;
+                    }
+                }
+                Edit::Truncate(p) => b.truncate(p % len),
+                Edit::DuplicateLine(i) => {
+                    let r = line_range(&b, i);
+                    let line = b[r.clone()].to_vec();
+                    b.splice(r.start..r.start, line);
+                }
+                Edit::DropLine(i) => {
+                    let r = line_range(&b, i);
+                    b.drain(r);
+                }
+            }
+        }
+        b
+    }
+
+    /// A kernel name as ncu prints them: templates, commas, spaces, quotes (doubled in CSV).
+    fn kernel_name() -> impl Strategy<Value = String> {
+        "[a-z][a-zA-Z0-9_<>(),*:\" ]{0,24}[a-z)>]"
+    }
+
+    const UNITS: &[&str] = &["", "byte", "Kbyte", "Mbyte", "nsecond", "usecond", "ns", "sector", "Gbyte/second", "cycle/nsecond", "%"];
+
+    /// A metric value as ncu may print it: plain, with thousands separators, with decimals.
+    fn value_text() -> impl Strategy<Value = (String, f64)> {
+        (any::<u32>(), proptest::option::of(0u32..100), any::<bool>()).prop_map(|(n, frac, group)| {
+            let int = if group {
+                let d = n.to_string();
+                d.chars().enumerate().fold(String::new(), |mut s, (i, c)| {
+                    if i > 0 && (d.len() - i) % 3 == 0 {
+                        s.push(',');
+                    }
+                    s.push(c);
+                    s
+                })
+            } else {
+                n.to_string()
+            };
+            let (text, plain) = match frac {
+                Some(f) => (format!("{int}.{f:02}"), format!("{n}.{f:02}")),
+                None => (int, n.to_string()),
+            };
+            (text, plain.parse::<f64>().unwrap())
+        })
+    }
+
+    fn quote(s: &str) -> String {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            drain(&bytes)?;
+        }
+
+        #[test]
+        fn arbitrary_bytes_after_a_real_header_never_panic(which in 0..3usize, tail in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let src = [RAW, DETAILS, SUMMARY][which];
+            let header = &src[..line_range(src, 0).end];
+            let mut bytes = header.to_vec();
+            bytes.extend_from_slice(&tail);
+            drain(&bytes)?;
+        }
+
+        #[test]
+        fn mutated_real_reports_never_panic(which in 0..3usize, edits in proptest::collection::vec(edit(), 1..6)) {
+            let src = [RAW, DETAILS, SUMMARY][which];
+            drain(&apply(src.to_vec(), &edits))?;
+        }
+
+        #[test]
+        fn generated_raw_pages_yield_every_row_with_its_values(
+            units_of in proptest::collection::vec(0..UNITS.len(), 1..6),
+            rows in proptest::collection::vec((kernel_name(), proptest::collection::vec(value_text(), 6)), 0..12),
+            crlf in any::<bool>(),
+            noise in any::<bool>(),
+            bom in any::<bool>(),
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let mut text = String::new();
+            if bom {
+                text.push('\u{feff}');
+            }
+            if noise {
+                text.push_str(&format!("app output, with, commas{eol}==PROF== Connected to process 7 (/bin/app){eol}"));
+            }
+            let names: Vec<String> = (0..units_of.len()).map(|j| format!("m{j}__t_sectors.sum")).collect();
+            let fixed = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream"];
+            let header: Vec<String> = fixed.iter().map(|s| s.to_string()).chain(names.iter().cloned()).collect();
+            text.push_str(&header.iter().map(|h| quote(h)).collect::<Vec<_>>().join(","));
+            text.push_str(eol);
+            let unit_row: Vec<String> = fixed.iter().map(|_| String::new()).chain(units_of.iter().map(|&u| UNITS[u].to_string())).collect();
+            text.push_str(&unit_row.iter().map(|u| quote(u)).collect::<Vec<_>>().join(","));
+            text.push_str(eol);
+            for (i, (kernel, values)) in rows.iter().enumerate() {
+                let mut f = vec![i.to_string(), "42".into(), "app".into(), "127.0.0.1".into(), kernel.clone(), "2023-Oct-03 02:29:39".into(), "1".into(), "7".into()];
+                f.extend(values.iter().take(names.len()).map(|(t, _)| t.clone()));
+                text.push_str(&f.iter().map(|v| quote(v)).collect::<Vec<_>>().join(","));
+                text.push_str(eol);
+                if noise && i % 3 == 1 {
+                    text.push_str(&format!("==PROF== Profiling \"k\" - {i}: 0%....50%....100% - 9 passes{eol}"));
+                }
+            }
+            let recs = open(text.as_bytes(), Keep::All).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(recs.page, Page::Raw);
+            let got: Vec<LaunchRecord> = recs.collect::<Result<_, _>>().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(got.len(), rows.len());
+            for (i, (r, (kernel, values))) in got.iter().zip(&rows).enumerate() {
+                prop_assert_eq!(r.id, Some(i as u64));
+                prop_assert_eq!(&r.kernel, kernel.trim());
+                prop_assert_eq!(r.process.as_deref(), Some("42 app"));
+                prop_assert_eq!(r.metrics.len(), names.len());
+                for (j, name) in names.iter().enumerate() {
+                    let s = units::scale(UNITS[units_of[j]]);
+                    let want = Value::Number { value: s.apply(values[j].1), unit: s.base };
+                    prop_assert_eq!(r.metric(name), Some(&want), "row {} metric {} `{}`", i, name, values[j].0);
+                }
             }
         }
     }

@@ -23,12 +23,18 @@ pub enum Value {
 impl Value {
     /// Parse `text` printed with `unit`.
     pub fn parse(text: &str, unit: &str) -> Value {
+        Value::parse_scaled(text, units::scale(unit))
+    }
+
+    /// Parse `text` whose unit is already normalised to `scale` (the raw page computes each
+    /// column's scale once, not once per row).
+    pub fn parse_scaled(text: &str, scale: units::Scale) -> Value {
         let t = text.trim();
-        match units::number(t) {
-            Some(v) => {
-                let s = units::scale(unit);
-                Value::Number { value: s.apply(v), unit: s.base }
-            }
+        match units::number(t).map(|v| scale.apply(v)) {
+            Some(v) if v.is_finite() => Value::Number { value: v, unit: scale.base },
+            // A finite number that overflows f64 once scaled (`1e300` Tbyte) is not a value
+            // coalprof can compute with: keep the text, so the metric is absent, never inf.
+            Some(_) => Value::Text(t.to_string()),
             None if t.is_empty() || is_missing_token(t) => Value::Missing(t.to_string()),
             None => Value::Text(t.to_string()),
         }
@@ -88,6 +94,8 @@ mod tests {
         assert_eq!(Value::parse("7,520", "nsecond").number(), Some(7.52e-6));
         assert_eq!(Value::parse("(!) n/a", ""), Value::Missing("(!) n/a".into()));
         assert_eq!(Value::parse("PolicySpread", ""), Value::Text("PolicySpread".into()));
+        assert_eq!(Value::parse("(!)", ""), Value::Missing("(!)".into()));
+        assert_eq!(Value::parse("1e300", "Tbyte"), Value::Text("1e300".into()));
     }
 
     #[test]

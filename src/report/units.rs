@@ -104,6 +104,9 @@ pub fn number(text: &str) -> Option<f64> {
         return None;
     }
     let t = t.strip_prefix("(!)").map(str::trim).unwrap_or(t);
+    if t.is_empty() {
+        return None; // a bare "(!)": nothing after ncu's warning mark
+    }
     let cleaned: String;
     let t = if t.contains(',') {
         // Only a well-formed thousands grouping counts: "1,234,567.5" yes, "1,2" or "a,b" no.
@@ -161,5 +164,99 @@ mod tests {
         assert_eq!(number("1,2"), None);
         assert_eq!(number("CachePreferNone"), None);
         assert_eq!(number(""), None);
+        assert_eq!(number("(!)"), None);
+        assert_eq!(number("(!)  "), None);
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `n` with a comma every three digits, as ncu prints counts (`1,759,000`).
+    fn grouped(n: u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-300)
+    }
+
+    const PREFIXED: &[(&str, &str)] = &[
+        ("Kbyte", "byte"), ("Mbyte", "byte"), ("Gbyte", "byte"), ("Tbyte", "byte"),
+        ("msecond", "second"), ("usecond", "second"), ("nsecond", "second"),
+        ("ms", "s"), ("us", "s"), ("ns", "s"),
+        ("Khz", "hz"), ("Mhz", "hz"), ("Ghz", "hz"),
+        ("Kbyte/s", "byte/s"), ("Gbyte/second", "byte/second"), ("Mbyte/usecond", "byte/second"),
+        ("Kbyte/block", "byte/block"), ("cycle/nsecond", "cycle/second"),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn number_never_panics(s in "\\PC*") {
+            let _ = number(&s);
+        }
+
+        #[test]
+        fn number_never_panics_on_number_like_text(s in "[ (!)0-9,.+eE-]{0,12}") {
+            if let Some(v) = number(&s) {
+                prop_assert!(v.is_finite());
+            }
+        }
+
+        #[test]
+        fn scale_never_panics(s in "\\PC*") {
+            let sc = scale(&s);
+            prop_assert!(sc.pow10.abs() <= 24);
+        }
+
+        #[test]
+        fn thousands_separated_integers_round_trip(n in any::<u64>(), neg in any::<bool>(), frac in proptest::option::of(0u32..100)) {
+            let mut text = grouped(n);
+            let mut plain = n.to_string();
+            if let Some(f) = frac {
+                text = format!("{text}.{f:02}");
+                plain = format!("{plain}.{f:02}");
+            }
+            if neg {
+                text.insert(0, '-');
+                plain.insert(0, '-');
+            }
+            prop_assert_eq!(number(&text), Some(plain.parse::<f64>().unwrap()), "{}", text);
+            prop_assert_eq!(number(&format!("  {text} ")), number(&text));
+        }
+
+        #[test]
+        fn misplaced_separators_are_not_numbers(a in 1u32..1000, b in 0u32..100) {
+            // "12,34" is a list or a locale decimal, not ncu's grouping: keep it as text.
+            let text = format!("{a},{b:02}");
+            prop_assert_eq!(number(&text), None);
+        }
+
+        #[test]
+        fn prefixed_units_scale_like_their_base(i in 0..PREFIXED.len(), v in -1e12f64..1e12) {
+            let (prefixed, base) = PREFIXED[i];
+            let p = scale(prefixed);
+            let b = scale(base);
+            prop_assert_eq!(p.base, b.base, "{} and {} share a base", prefixed, base);
+            // Applying the prefixed scale equals applying the base one to v × 10^(difference).
+            let shifted = Scale { base: p.base, pow10: p.pow10 - b.pow10 }.apply(v);
+            prop_assert!(close(p.apply(v), b.apply(shifted)), "{} {}: {} vs {}", v, prefixed, p.apply(v), b.apply(shifted));
+            // Scaling is linear and keeps the sign; exact for powers of ten.
+            prop_assert!(close(p.apply(2.0 * v), 2.0 * p.apply(v)));
+            prop_assert_eq!(p.apply(v).signum(), v.signum());
+            prop_assert!(close(p.apply(1.0), 10f64.powi(p.pow10)));
+        }
     }
 }

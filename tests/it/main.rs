@@ -8,6 +8,7 @@ mod kernels;
 mod model;
 mod profile;
 mod real_ncu;
+mod robust;
 mod run;
 mod snapshots_out;
 mod util;
