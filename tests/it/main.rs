@@ -2,8 +2,8 @@
 
 mod analyze;
 mod bad_input;
-mod check;
-mod faults; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod faults;
 mod kernels;
 mod model;
 mod profile;
