@@ -2,7 +2,7 @@
 //! launches per kernel (or not), and derive. Counters of grouped launches are summed, so every
 //! ratio is a ratio of sums, never a mean of per-launch ratios.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::metrics::{Kind, Mapped};
 use crate::report::csv::ParseError;
@@ -59,19 +59,12 @@ pub fn rows_from_records(
             _ => {
                 index.insert(key, rows.len());
                 rows.push(Row {
-                    pattern: None,
-                    variant: None,
-                    kernel: rec.kernel,
                     id: rec.id.filter(|_| rec.launches == 1),
                     launches: rec.launches,
                     grid: rec.grid,
                     block: rec.block,
-                    params: BTreeMap::new(),
-                    source: Source::Measured,
                     metrics,
-                    predicted: None,
-                    notes: Vec::new(),
-                    findings: Vec::new(),
+                    ..Row::new(rec.kernel, Source::Measured)
                 });
             }
         }

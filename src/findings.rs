@@ -45,17 +45,10 @@ mod tests {
         let mut row = Row {
             pattern: Some("offset".into()),
             variant: Some("offset_1".into()),
-            kernel: "offset_copy".into(),
             id: Some(1),
-            launches: 1,
-            grid: None,
-            block: None,
-            params: Default::default(),
-            source: Source::Measured,
             metrics: Metrics::from([("global_load_sectors_per_request".into(), 5.0), ("dram_amplification".into(), 1.01)]),
             predicted: Some(Metrics::from([("global_load_sectors_per_request".into(), 4.0), ("dram_amplification".into(), 1.0)])),
-            notes: vec![],
-            findings: vec![],
+            ..Row::new("offset_copy", Source::Measured)
         };
         compare(&mut row, &Catalogue::builtin());
         assert_eq!(row.findings.len(), 1, "{:?}", row.findings);

@@ -64,6 +64,25 @@ pub struct Row {
 }
 
 impl Row {
+    /// A row for one launch of `kernel`, with no metrics yet.
+    pub fn new(kernel: impl Into<String>, source: Source) -> Row {
+        Row {
+            pattern: None,
+            variant: None,
+            kernel: kernel.into(),
+            id: None,
+            launches: 1,
+            grid: None,
+            block: None,
+            params: BTreeMap::new(),
+            source,
+            metrics: Metrics::new(),
+            predicted: None,
+            notes: Vec::new(),
+            findings: Vec::new(),
+        }
+    }
+
     /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match.
     pub fn key(&self) -> String {
         match (&self.pattern, &self.variant) {

@@ -16,19 +16,10 @@ pub fn run(common: &Common, m: &ModelSettingsCmd) -> Result<Exit> {
     params.insert("element_bytes".into(), m.element_bytes.into());
     params.insert("memory".into(), if m.shared { "shared" } else { "global" }.into());
     let row = Row {
-        pattern: None,
-        variant: None,
-        kernel: m.expr.clone(),
-        id: None,
-        launches: 1,
-        grid: None,
-        block: None,
         params,
-        source: Source::Predicted,
         metrics: p.metrics,
-        predicted: None,
         notes: p.notes,
-        findings: Vec::new(),
+        ..Row::new(m.expr.clone(), Source::Predicted)
     };
     let prov = Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: "model".into(), ..Provenance::default() };
     super::print(&render(&Results::new(prov, vec![row]), common.format, common.style)?)?;

@@ -47,17 +47,12 @@ fn predicted_row(v: &Variant, model: &ModelSettings) -> Row {
     Row {
         pattern: Some(v.pattern.name().into()),
         variant: Some(v.name.clone()),
-        kernel: v.kernel.into(),
-        id: None,
-        launches: 1,
         grid: Some(v.launch.grid),
         block: Some(v.launch.block),
         params: v.params(),
-        source: Source::Predicted,
         metrics: p.metrics,
-        predicted: None,
         notes: p.notes,
-        findings: Vec::new(),
+        ..Row::new(v.kernel, Source::Predicted)
     }
 }
 

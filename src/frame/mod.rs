@@ -191,19 +191,8 @@ mod tests {
 
     fn row(pairs: &[(&str, f64)]) -> Row {
         Row {
-            pattern: None,
-            variant: None,
-            kernel: "k".into(),
-            id: None,
-            launches: 1,
-            grid: None,
-            block: None,
-            params: Default::default(),
-            source: Source::Measured,
             metrics: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            predicted: None,
-            notes: vec![],
-            findings: vec![],
+            ..Row::new("k", Source::Measured)
         }
     }
 

@@ -192,17 +192,8 @@ mod tests {
         Row {
             pattern: Some(pattern.into()),
             variant: Some(variant.into()),
-            kernel: format!("{pattern}_kernel"),
-            id: None,
-            launches: 1,
-            grid: None,
-            block: None,
-            params: Default::default(),
-            source: Source::Measured,
             metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            predicted: None,
-            notes: vec![],
-            findings: vec![],
+            ..Row::new(format!("{pattern}_kernel"), Source::Measured)
         }
     }
 

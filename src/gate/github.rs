@@ -91,19 +91,8 @@ mod tests {
 
     fn row(kernel: &str, v: f64) -> Row {
         Row {
-            pattern: None,
-            variant: None,
-            kernel: kernel.into(),
-            id: None,
-            launches: 1,
-            grid: None,
-            block: None,
-            params: Default::default(),
-            source: Source::Measured,
             metrics: [("global_load_sectors_per_request".to_string(), v)].into(),
-            predicted: None,
-            notes: vec![],
-            findings: vec![],
+            ..Row::new(kernel, Source::Measured)
         }
     }
 

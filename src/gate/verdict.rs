@@ -611,17 +611,8 @@ mod tests {
         Row {
             pattern: Some(p.into()),
             variant: Some(v.into()),
-            kernel: format!("{p}_kernel"),
-            id: None,
-            launches: 1,
-            grid: None,
-            block: None,
-            params: Default::default(),
-            source: Source::Measured,
             metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            predicted: None,
-            notes: vec![],
-            findings: vec![],
+            ..Row::new(format!("{p}_kernel"), Source::Measured)
         }
     }
 
