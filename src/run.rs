@@ -241,3 +241,19 @@ pub fn run_record(settings: &ProfilerSettings, sizing: Sizing, arch: &str, ncu_v
 pub fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
     out.map(Path::to_path_buf).or_else(|| project.map(|p| p.join("profiles"))).unwrap_or_else(|| PathBuf::from("profiles"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_bandwidth_from_the_device_attributes_of_a_real_report() {
+        // ncu 2022.3's raw page of a GTX 1080 report: memory clock 5,005,000 kHz, 256-bit bus.
+        let csv = include_str!("../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
+        let records = parse_records(csv, &Catalogue::builtin()).unwrap();
+        let d = device_facts(&records);
+        assert_eq!(d.gpu.as_deref(), Some("NVIDIA GeForce GTX 1080"));
+        assert_eq!(d.cc.as_deref(), Some("6.1"));
+        assert_eq!(d.peak_bandwidth, Some(320.32e9), "the GTX 1080's 320 GB/s");
+    }
+}
