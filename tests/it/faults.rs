@@ -94,3 +94,27 @@ fn ctrl_c_kills_the_profiled_program_and_exits_130() {
     std::thread::sleep(Duration::from_secs(5));
     assert!(!marker.exists(), "the profiled program's group outlived Ctrl-C");
 }
+
+#[test]
+fn a_full_disk_is_exit_3_naming_the_file_and_leaves_no_partial_file() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coalprof"));
+    cmd.args(["run", "--pattern", "stride", "--backend", "model", "--size", "1M", "--run-id", "full", "--out"]).arg(dir.path());
+    // A file-size limit of 2 KiB stands in for a full disk: writes past it fail (EFBIG), the
+    // way they fail with ENOSPC, and SIGXFSZ is ignored so the write reports the error.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 2048, rlim_max: 2048 };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("cannot write") && e.contains("results.json"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("full")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "no partial file is left behind: {left:?}");
+}
