@@ -4,6 +4,7 @@ mod analyze;
 mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod kernels;
+mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
 mod run;
