@@ -409,6 +409,9 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
     let xmax = top(bars.iter().flat_map(|b| [b.1, b.2, b.3]).flatten()) * 1.08;
     let ticks: Vec<(f64, String)> = names.iter().enumerate().map(|(i, name)| (band(i) + 0.5, name.clone())).collect();
     let x_fmt = |v: &f64| num(*v);
+    // Room for at least four bands, the bars centred: one or two variants get bars of the
+    // usual thickness instead of slabs filling the plot.
+    let pad = (4usize.saturating_sub(n)) as f64 / 2.0;
 
     let mut chart = ChartBuilder::on(&body)
         .margin_left(8)
@@ -417,7 +420,7 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
         .margin_bottom(6)
         .x_label_area_size(44)
         .y_label_area_size((longest * 7 + 20).clamp(60, 250))
-        .build_cartesian_2d(0.0..xmax, Keyed { inner: RangedCoordf64::from(0.0..n as f64), ticks })
+        .build_cartesian_2d(0.0..xmax, Keyed { inner: RangedCoordf64::from(-pad..n as f64 + pad), ticks })
         .map_err(text)?;
     chart
         .configure_mesh()
