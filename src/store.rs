@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::render::{render, Format, Style};
+use crate::render::{plots, render, render_with_plots, Format, Style};
 use crate::results::Results;
 
 /// An open run folder.
@@ -33,10 +33,15 @@ impl RunDir {
         Ok(self.file(name))
     }
 
-    /// Rewrite `results.json` and `results.md` with everything finished so far.
+    /// Rewrite `results.json`, the plots (`<pattern>.svg`, `<pattern>-bandwidth.svg`) and
+    /// `results.md`, which links them, with everything finished so far. The plots are written
+    /// before the markdown so that it never links a file that is not there yet.
     pub fn save_results(&self, results: &Results) -> Result<()> {
         self.write("results.json", render(results, Format::Json, Style::default())?.as_bytes())?;
-        self.write("results.md", render(results, Format::Markdown, Style::default())?.as_bytes())?;
+        for plot in plots(results)? {
+            self.write(&plot.file, plot.svg.as_bytes())?;
+        }
+        self.write("results.md", render_with_plots(results, Format::Markdown, Style::default())?.as_bytes())?;
         Ok(())
     }
 }

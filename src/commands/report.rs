@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::inputs::{kind, read_results_json, Kind};
-use crate::render::render;
+use crate::render::{plot_files, render, render_with_plots};
 use crate::settings::Common;
 
 pub fn run(common: &Common, run: &Path) -> Result<Exit> {
@@ -14,6 +14,14 @@ pub fn run(common: &Common, run: &Path) -> Result<Exit> {
         _ => run.to_path_buf(),
     };
     let results = read_results_json(&file)?;
-    super::print(&render(&results, common.format, common.style)?)?;
+    // A run folder saved with its plots: markdown links them, as in its own `results.md`.
+    let folder = file.parent().unwrap_or(Path::new("."));
+    let files: Vec<String> = plot_files(&results).into_iter().flat_map(|(_, f)| f).collect();
+    let text = if !files.is_empty() && files.iter().all(|f| folder.join(f).is_file()) {
+        render_with_plots(&results, common.format, common.style)?
+    } else {
+        render(&results, common.format, common.style)?
+    };
+    super::print(&text)?;
     Ok(Exit::Ok)
 }

@@ -2,15 +2,20 @@
 //! Pipes in kernel names are escaped so a C++ name cannot break the table.
 
 use super::columns::{cell, groups, label, notes, present};
+use super::plot::plot_files;
 use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Source};
 
-pub struct Markdown;
+pub struct Markdown {
+    /// Link each pattern's plots (`![stride](stride.svg)`): the report sits in a run folder.
+    pub plots: bool,
+}
 
 impl Exporter for Markdown {
     fn render(&self, results: &Results, _: Style) -> Result<String> {
         let cols = present(results);
+        let plots = if self.plots { plot_files(results) } else { Vec::new() };
         let mut out = String::from("# coalprof results\n\n");
         let p = &results.provenance;
         let mut facts = vec![format!("backend `{}`", p.backend)];
@@ -49,6 +54,11 @@ impl Exporter for Markdown {
             if !notes.is_empty() {
                 out.push_str(&notes.join("\n"));
                 out.push_str("\n\n");
+            }
+            let files = plots.iter().find(|(p, _)| Some(p.as_str()) == pattern).map_or(&[][..], |(_, f)| &f[..]);
+            for f in files {
+                let alt = f.trim_end_matches(".svg").replace("-bandwidth", " bandwidth");
+                out.push_str(&format!("![{alt}]({f})\n\n"));
             }
         }
         if results.rows.iter().any(|r| r.predicted.is_some()) {

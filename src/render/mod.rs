@@ -5,12 +5,14 @@ mod columns;
 mod csv;
 mod json;
 mod markdown;
+pub mod plot;
 mod table;
 
 use crate::error::Result;
 use crate::results::Results;
 
 pub use columns::{Column, COLUMNS};
+pub use plot::{plot_files, plots, Plot};
 
 /// Output formats (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,7 +39,7 @@ pub trait Exporter {
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
         Format::Table => Box::new(table::Table),
-        Format::Markdown => Box::new(markdown::Markdown),
+        Format::Markdown => Box::new(markdown::Markdown { plots: false }),
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
     }
@@ -46,4 +48,13 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
 /// Render `results` in `format`.
 pub fn render(results: &Results, format: Format, style: Style) -> Result<String> {
     exporter(format).render(results, style)
+}
+
+/// Render `results` as it sits in a run folder: markdown links the folder's plots (the files
+/// [`plot_files`] names) under each pattern's table; other formats are as [`render`].
+pub fn render_with_plots(results: &Results, format: Format, style: Style) -> Result<String> {
+    match format {
+        Format::Markdown => markdown::Markdown { plots: true }.render(results, style),
+        _ => render(results, format, style),
+    }
 }

@@ -6,6 +6,7 @@ mod check; // `coalprof check`: rules × fixture runs × baseline → outputs an
 mod faults;
 mod kernels;
 mod model;
+mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
 mod robust;
