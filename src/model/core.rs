@@ -136,7 +136,15 @@ pub fn footprint(w: &WarpAccess) -> Footprint {
 pub fn partial_sectors(w: &WarpAccess, sectors: &[u64], partial: &mut Vec<u64>) -> u64 {
     partial.clear();
     let bytes = u64::from(w.bytes.max(1));
-    let mut covered = vec![0u64; sectors.len()];
+    // At most 32 lanes × 2 sectors for the widths the kernels use: no allocation per store.
+    let mut stack = [0u64; 64];
+    let mut heap = Vec::new();
+    let covered: &mut [u64] = if sectors.len() <= stack.len() {
+        &mut stack[..sectors.len()]
+    } else {
+        heap.resize(sectors.len(), 0);
+        &mut heap
+    };
     let mut m = w.mask;
     while m != 0 {
         let l = m.trailing_zeros() as usize;
@@ -245,6 +253,33 @@ pub fn unique_blocks_affine(start: u64, step: u64, width: u64, count: u64, g: u6
         first + per
     } else {
         first + full * per + tail
+    }
+}
+
+/// `x % d` for every 32-bit `x` by two multiplications instead of a 64-bit division (Lemire,
+/// Kaser & Kurz, "Faster remainder by direct computation", 2019: exact for `d < 2^32`). A
+/// divisor of `2^32` or more leaves every 32-bit `x` unchanged.
+#[derive(Debug, Clone, Copy)]
+pub struct FastMod {
+    d: u64,
+    m: u64,
+}
+
+impl FastMod {
+    pub fn new(d: u64) -> FastMod {
+        assert!(d > 0, "remainder by zero");
+        // d == 1 gives m == 0 (wrapped), hence 0: correct.
+        let m = if d <= u64::from(u32::MAX) { (u64::MAX / d).wrapping_add(1) } else { 0 };
+        FastMod { d, m }
+    }
+
+    #[inline]
+    pub fn rem(&self, x: u32) -> u64 {
+        if self.d > u64::from(u32::MAX) {
+            return u64::from(x);
+        }
+        let low = self.m.wrapping_mul(u64::from(x));
+        ((u128::from(low) * u128::from(self.d)) >> 64) as u64
     }
 }
 
@@ -405,6 +440,23 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_mod_is_exact() {
+        let xs = [0u32, 1, 2, 3, 7, 1000, 0x5eed, 1 << 31, (1 << 31) - 1, u32::MAX - 1, u32::MAX];
+        let ds = [1u64, 2, 3, 5, 7, 1000, 25_000, 1 << 28, (1 << 28) + 1, 3 << 29, u64::from(u32::MAX), 1 << 32, 1 << 40];
+        for &d in &ds {
+            let f = FastMod::new(d);
+            for &x in &xs {
+                assert_eq!(f.rem(x), u64::from(x) % d, "{x} % {d}");
+            }
+            let mut x = 12345u32;
+            for _ in 0..2000 {
+                x = x.wrapping_mul(0x9E37_79B9).wrapping_add(0x7F4A_7C15);
+                assert_eq!(f.rem(x), u64::from(x) % d, "{x} % {d}");
             }
         }
     }

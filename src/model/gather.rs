@@ -10,14 +10,147 @@
 //! DRAM: unique blocks over the whole launch, as if nothing were evicted from L2 between two
 //! touches of the same block. For a 1 GiB table (≫ 50 MB L2) a block hit again much later may
 //! really be fetched again: the prediction is then a lower bound (noted in the prediction).
+//!
+//! Both gathers have a fast path that gives exactly what [`replay`] gives: in a *full* CTA
+//! (every lane active) everything but the random loads is a translate of CTA 0 by a multiple of
+//! 32 bytes, so CTA 0 is traced once for those counts, and only what the random addresses
+//! change (sectors per load, distinct sectors per CTA, the DRAM blocks) is computed per CTA,
+//! straight from the hashed indices. CTAs that are not full go through [`replay`]'s tracing.
 
-use super::core::{unique_blocks_affine, Bitset, WarpAccess};
-use super::engine::{Cta, Kernel};
+use super::core::{unique_blocks_affine, Bitset, FastMod, WarpAccess};
+use super::engine::{replay, Cta, Kernel, Totals};
+use super::streaming::{LoadAt, Streaming};
 use crate::patterns::{hash32, Spec, Variant};
+
+/// The scalar gather (`Spec::Gather`): totals of the launch (as [`replay`] counts them) and the
+/// distinct `g`-byte blocks of the table it reads (as [`Streaming::hashed_read_blocks`]).
+///
+/// A load of a full warp reads `4 * x` with `x = hash32(j, seed) % table`, 4 bytes at a 4-byte
+/// aligned address: exactly one sector `x / 8` per lane. Its instruction counts (1 request,
+/// ideal 4 sectors, 128 bytes) and every store count are CTA 0's; its sectors are the distinct
+/// `x / 8` among the 32 lanes, and the CTA's L2 reads the distinct `x / 8` among its
+/// `block * ilp` lanes. Both come from one open-addressing set per CTA whose slots remember
+/// the last instruction that touched the sector. The DRAM blocks `4 * x / g` go into one bitset
+/// per thread, ORed at the end.
+pub fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
+    let LoadAt::Hash { table, seed } = k.load else { unreachable!("not a hashed gather") };
+    let per_cta = k.block * k.ilp;
+    let covered = k.m.min(k.ctas * per_cta);
+    let full = if k.block % 32 == 0 && k.load_bytes == 4 && per_cta > 0 { (k.m / per_cta).min(k.ctas) } else { 0 };
+    let fm = FastMod::new(table);
+    let nblocks = (4 * table).div_ceil(g);
+    let warps = k.block / 32;
+
+    let mut total = Totals::default();
+    let mut c = Cta::default();
+    if full > 0 {
+        // CTA 0 for everything a full CTA repeats; its random-load counts are replaced below.
+        k.trace(0, &mut c);
+        let mut t = c.finish();
+        t.ld.sectors = 0;
+        t.l2_read_sectors = 0;
+        total.add(&t, full);
+    }
+
+    // Full CTAs [lo, hi): (load sectors, L2 sectors, DRAM blocks).
+    let run = |lo: u64, hi: u64| {
+        let mut set = CtaSectors::new(per_cta);
+        let mut bits = Bitset::new(nblocks);
+        let (mut sectors, mut l2) = (0u64, 0u64);
+        for b in lo..hi {
+            set.clear();
+            let mut instr = 0u32;
+            for item in 0..k.ilp {
+                let j0 = (b * k.ilp + item) * k.block;
+                for lane in 0..warps * 32 {
+                    if lane % 32 == 0 {
+                        instr += 1;
+                    }
+                    let x = fm.rem(hash32(j0 + lane, seed));
+                    let (cta_new, instr_new) = set.insert(x / 8, instr);
+                    l2 += u64::from(cta_new);
+                    sectors += u64::from(instr_new);
+                    bits.insert(4 * x / g);
+                }
+            }
+        }
+        (sectors, l2, bits)
+    };
+    let (sectors, l2, mut bits) = if full >= 64 {
+        let mid = full / 2;
+        let (a, b) = std::thread::scope(|s| {
+            let h = s.spawn(|| run(0, mid));
+            let b = run(mid, full);
+            (h.join().expect("model worker panicked"), b)
+        });
+        let mut bits = a.2;
+        bits.union(&b.2);
+        (a.0 + b.0, a.1 + b.1, bits)
+    } else {
+        run(0, full)
+    };
+    total.ld.sectors += sectors;
+    total.l2_read_sectors += l2;
+
+    // The CTAs that are not full: traced, and their loads' blocks added.
+    for b in full..k.ctas {
+        k.trace(b, &mut c);
+        total.add(&c.finish(), 1);
+    }
+    for j in full * per_cta..covered {
+        bits.insert(4 * fm.rem(hash32(j, seed)) / g);
+    }
+    (total, bits.len())
+}
+
+/// The distinct sectors of one CTA's loads (ids below 2^32 − 1), each with the last
+/// instruction (numbered from 1) that loaded it; cleared per CTA.
+struct CtaSectors {
+    /// `(sector + 1) << 32 | instruction`, 0 when empty.
+    slots: Vec<u64>,
+    shift: u32,
+}
+
+impl CtaSectors {
+    fn new(keys: u64) -> CtaSectors {
+        let cap = (2 * keys).next_power_of_two().max(64);
+        CtaSectors { slots: vec![0; cap as usize], shift: 64 - cap.trailing_zeros() }
+    }
+
+    fn clear(&mut self) {
+        self.slots.fill(0);
+    }
+
+    /// Records `sector` for instruction `instr`: whether it is new to the CTA, and whether it
+    /// is new to the instruction (instructions arrive in order, each one's lanes together).
+    #[inline]
+    fn insert(&mut self, sector: u64, instr: u32) -> (bool, bool) {
+        debug_assert!(sector < u64::from(u32::MAX));
+        let tag = (sector + 1) << 32;
+        let mask = self.slots.len() - 1;
+        let mut i = (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                self.slots[i] = tag | u64::from(instr);
+                return (true, true);
+            }
+            if s & !0xFFFF_FFFF == tag {
+                if s as u32 == instr {
+                    return (false, false);
+                }
+                self.slots[i] = tag | u64::from(instr);
+                return (false, true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
 
 pub struct Embedding {
     lookups: u64,
     rows: u64,
+    rows_mod: FastMod,
     dim: u64,
     seed: u32,
     random: bool,
@@ -28,12 +161,21 @@ pub struct Embedding {
 impl Embedding {
     pub fn from_variant(v: &Variant) -> Embedding {
         let Spec::EmbeddingRows { lookups, rows, dim, seed, random } = v.spec else { unreachable!() };
-        Embedding { lookups, rows, dim, seed, random, ctas: v.launch.blocks(), warps: v.launch.threads_per_block() / 32 }
+        Embedding {
+            lookups,
+            rows,
+            rows_mod: FastMod::new(rows.max(1)),
+            dim,
+            seed,
+            random,
+            ctas: v.launch.blocks(),
+            warps: v.launch.threads_per_block() / 32,
+        }
     }
 
     fn row(&self, i: u64) -> u64 {
         if self.random {
-            u64::from(hash32(i, self.seed)) % self.rows
+            self.rows_mod.rem(hash32(i, self.seed))
         } else {
             i
         }
@@ -69,6 +211,41 @@ impl Embedding {
 
     pub fn write_sectors(&self) -> u64 {
         unique_blocks_affine(0, 4, 4, self.issued() * self.dim, 32)
+    }
+
+    /// What [`replay`] gives, faster for random rows. When a row is a whole number of sectors
+    /// (`dim * 4 % 32 == 0`), every row and every output row starts on a sector boundary, so a
+    /// full CTA (all `warps` lookups issued) costs per instruction what CTA 0 costs; only its
+    /// L2 reads differ: `dim / 8` sectors per *distinct* row among its lookups (rows are
+    /// disjoint and wholly loaded). Those are counted from the row ids.
+    pub fn totals(&self) -> Totals {
+        if !self.random || (self.dim * 4) % 32 != 0 || self.warps == 0 {
+            // Sequential rows are all translates: `replay`'s uniform prefix already covers them.
+            return replay(self);
+        }
+        let full = (self.lookups / self.warps).min(self.ctas);
+        let mut total = Totals::default();
+        let mut c = Cta::default();
+        if full > 0 {
+            self.trace(0, &mut c);
+            let mut t = c.finish();
+            t.l2_read_sectors = 0;
+            total.add(&t, full);
+            let per_row = self.dim * 4 / 32;
+            let mut rows = Vec::with_capacity(self.warps as usize);
+            for b in 0..full {
+                rows.clear();
+                rows.extend((0..self.warps).map(|w| self.row(b * self.warps + w)));
+                rows.sort_unstable();
+                rows.dedup();
+                total.l2_read_sectors += rows.len() as u64 * per_row;
+            }
+        }
+        for b in full..self.ctas {
+            self.trace(b, &mut c);
+            total.add(&c.finish(), 1);
+        }
+        total
     }
 }
 

@@ -94,17 +94,12 @@ fn outcome(v: &Variant, g: u64) -> Outcome {
         }
         Spec::Gather { .. } => {
             let k = streaming::Streaming::from_variant(v);
-            let (totals, read) = std::thread::scope(|s| {
-                // The bitset pass and the replay are independent; replay itself uses 2 threads.
-                let h = s.spawn(|| k.hashed_read_blocks(g));
-                let t = replay(&k);
-                (t, h.join().expect("model worker panicked"))
-            });
+            let (totals, read) = gather::gather_outcome(&k, g);
             Outcome { totals, read_blocks: Some(read), write_sectors: k.write_sectors() }
         }
         Spec::EmbeddingRows { .. } => {
             let k = gather::Embedding::from_variant(v);
-            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+            Outcome { totals: k.totals(), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
         }
         Spec::Kv { .. } => {
             let k = kv::Kv::from_variant(v);

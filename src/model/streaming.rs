@@ -1,6 +1,6 @@
 //! Streaming kernels: `Spec::Strided` (patterns `coalesced`, `offset`, `stride`),
 //! `Spec::Broadcast`, `Spec::Vector`, and the scalar `Spec::Gather` (whose loads are random but
-//! whose launch follows the same convention; see `gather.rs` for its DRAM side).
+//! whose launch follows the same convention; `gather.rs` counts it faster, and its DRAM side).
 //!
 //! Mirrors `src/patterns/spec.rs`, module doc: "item `k` of thread `t` in block `b` is the
 //! logical index `j = (b * ilp + k) * block + t`, processed only when `j < m`". A warp is
@@ -19,7 +19,9 @@
 //!
 //! Buffers are `cudaMalloc`ed, 256-byte aligned: addresses below are byte offsets into them.
 
-use super::core::{unique_blocks_affine, Bitset, WarpAccess};
+use super::core::{unique_blocks_affine, WarpAccess};
+#[cfg(test)]
+use super::core::Bitset;
 use super::engine::{Cta, Kernel};
 use crate::patterns::{hash32, Spec, VecWidth, Variant};
 
@@ -145,6 +147,8 @@ impl Streaming {
     }
 
     /// Hashed gather: the unique `g`-blocks of the table, over the whole launch, in a bitset.
+    /// The straightforward count, kept to check `gather::gather_outcome` against.
+    #[cfg(test)]
     pub fn hashed_read_blocks(&self, g: u64) -> u64 {
         let LoadAt::Hash { table, seed } = self.load else { unreachable!() };
         let covered = self.m.min(self.ctas * self.block * self.ilp);

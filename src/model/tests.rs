@@ -184,3 +184,95 @@ fn interview_question_4_both_kv_layouts() {
     assert_eq!(spr(l2, 4), 32.0);
     assert_eq!(spr(l2, 2), 32.0);
 }
+
+/// The gathers' fast paths (`gather.rs`) against the CTA-by-CTA replay and, where the kernel is
+/// the catalogue's, the thread-by-thread reference: tiny tables so that lanes of one
+/// instruction and of one CTA share sectors and rows, and launches with partial CTAs.
+#[test]
+fn gather_fast_paths_match_the_replay_with_collisions() {
+    use super::engine::replay;
+    use super::gather::{gather_outcome, Embedding};
+    use super::streaming::Streaming;
+    use crate::patterns::Launch;
+
+    let base = get(Pattern::Gather, "random_fp32", SMALL);
+    // (lookups, table, ilp, block): collisions within warps and CTAs, partial last CTA,
+    // fewer lookups than one CTA, and a table the size of one sector.
+    for (lookups, table, ilp, block) in [
+        (5000u64, 3000u64, 4u32, 256u32),
+        (4096, 7, 1, 64),
+        (20_001, 1 << 12, 2, 128),
+        (300, 100_000, 4, 256),
+        (2048, 8, 4, 256),
+    ] {
+        let mut v = base.clone();
+        v.spec = Spec::Gather { lookups, table, seed: 0x5eed, ilp };
+        v.launch = Launch::linear(lookups, block, ilp);
+        let k = Streaming::from_variant(&v);
+        let slow = reference(&v, 32);
+        for g in [32u64, 64, 128] {
+            let (fast, blocks) = gather_outcome(&k, g);
+            assert_eq!(fast, replay(&k), "gather {lookups} into {table}, ilp {ilp}, block {block}");
+            assert_eq!(blocks, k.hashed_read_blocks(g), "gather {lookups} into {table}, g {g}");
+            if g == 32 {
+                let mut t = fast;
+                t.partial_store_sectors = 0;
+                assert_eq!(t, slow.totals, "gather {lookups} into {table} vs reference");
+                assert_eq!(blocks, slow.read_blocks, "gather {lookups} into {table} vs reference");
+            }
+        }
+    }
+
+    let base = get(Pattern::Gather, "embedding_random", SMALL);
+    // (lookups, rows, dim, random): rows shared within a CTA, a partial last CTA, rows that
+    // are not whole sectors (dim 36: the replay path) or not whole warps (dim 40).
+    for (lookups, rows, dim, random) in [
+        (800u64, 5u64, 64u64, true),
+        (803, 50, 64, true),
+        (1000, 1, 32, true),
+        (64, 1000, 96, true),
+        (500, 30, 40, true),
+        (500, 30, 36, true),
+        (88, 88, 64, false),
+    ] {
+        let mut v = base.clone();
+        v.spec = Spec::EmbeddingRows { lookups, rows, dim, seed: 0x5eed, random };
+        v.launch = Launch::linear(lookups * 32, 256, 1);
+        let e = Embedding::from_variant(&v);
+        let fast = e.totals();
+        assert_eq!(fast, replay(&e), "embedding {lookups} of {rows} rows, dim {dim}");
+        if dim % 32 == 0 {
+            // The reference copies dim / 32 whole warps of a row: the same kernel when 32 | dim.
+            let slow = reference(&v, 32);
+            let mut t = fast;
+            t.partial_store_sectors = 0;
+            assert_eq!(t, slow.totals, "embedding {lookups} of {rows} rows, dim {dim} vs reference");
+            assert_eq!(e.read_blocks(32), slow.read_blocks, "embedding {lookups} of {rows} rows, dim {dim}");
+        }
+    }
+}
+
+/// The gathers' fast paths against the CTA-by-CTA replay at the default size (1 GiB). Slow in
+/// debug: `cargo test --release --lib model::tests::gather_fast_paths_at_default_size -- --ignored`.
+#[test]
+#[ignore]
+fn gather_fast_paths_at_default_size() {
+    use super::engine::replay;
+    use super::gather::{gather_outcome, Embedding};
+    use super::streaming::Streaming;
+
+    for v in variants(Pattern::Gather, Sizing::default()) {
+        match v.spec {
+            Spec::Gather { .. } => {
+                let k = Streaming::from_variant(&v);
+                let (fast, blocks) = gather_outcome(&k, 32);
+                assert_eq!(fast, replay(&k), "{}", v.id());
+                assert_eq!(blocks, k.hashed_read_blocks(32), "{}", v.id());
+            }
+            _ => {
+                let e = Embedding::from_variant(&v);
+                assert_eq!(e.totals(), replay(&e), "{}", v.id());
+            }
+        }
+    }
+}
