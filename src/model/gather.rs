@@ -39,6 +39,9 @@ pub fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
     let full = if k.block % 32 == 0 && k.load_bytes == 4 && per_cta > 0 { (k.m / per_cta).min(k.ctas) } else { 0 };
     let fm = FastMod::new(table);
     let nblocks = (4 * table).div_ceil(g);
+    // g is 32, 64 or 128: a shift, not a 64-bit division per lane.
+    debug_assert!(g.is_power_of_two());
+    let g_shift = g.trailing_zeros();
     let warps = k.block / 32;
 
     let mut total = Totals::default();
@@ -70,7 +73,7 @@ pub fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
                     let (cta_new, instr_new) = set.insert(x / 8, instr);
                     l2 += u64::from(cta_new);
                     sectors += u64::from(instr_new);
-                    bits.insert(4 * x / g);
+                    bits.insert((4 * x) >> g_shift);
                 }
             }
         }
@@ -98,7 +101,7 @@ pub fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
         total.add(&c.finish(), 1);
     }
     for j in full * per_cta..covered {
-        bits.insert(4 * fm.rem(hash32(j, seed)) / g);
+        bits.insert((4 * fm.rem(hash32(j, seed))) >> g_shift);
     }
     (total, bits.len())
 }
