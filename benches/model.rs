@@ -37,7 +37,10 @@ fn main() {
     let runs: usize = std::env::var("COALPROF_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
     let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
     println!("machine: {}", machine());
-    println!("model over Pattern::ALL at Sizing::default() ({} B arrays), {profile}, {runs} runs", Sizing::default().bytes);
+    println!(
+        "model over Pattern::ALL at Sizing::default() ({} B arrays), {profile}, {runs} runs",
+        Sizing::default().bytes
+    );
     let settings = ModelSettings::default();
     let mut best_pattern = vec![f64::INFINITY; Pattern::ALL.len()];
     let (mut best_wall, mut best_cpu) = (f64::INFINITY, f64::INFINITY);

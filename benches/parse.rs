@@ -10,7 +10,9 @@ use std::time::Instant;
 use coalprof::metrics::Catalogue;
 use coalprof::report::csv::{open, Keep};
 
-const FIXTURE: &str = include_str!("../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
+const FIXTURE: &str = include_str!(
+    "../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv"
+);
 
 fn generate(megabytes: usize) -> (Vec<u8>, usize) {
     let lines: Vec<&str> = FIXTURE.lines().filter(|l| l.starts_with('"')).collect();

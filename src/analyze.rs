@@ -125,7 +125,8 @@ mod tests {
             metrics: vec![(Arc::from("r"), Value::Number { value: v, unit: "sector/request" })],
             ..rec(0, 0.0)
         };
-        let mapped = Mapped { key: "reported_global_load_sectors_per_request".into(), assume_unit: None, kind: Kind::Ratio };
+        let mapped =
+            Mapped { key: "reported_global_load_sectors_per_request".into(), assume_unit: None, kind: Kind::Ratio };
         let names = HashMap::from([("r".to_string(), mapped)]);
         let recs = vec![Ok(ratio(3, 4.0)), Ok(ratio(1, 8.0))].into_iter();
         let (rows, _) = rows_from_records(recs, &names, Grouping::PerKernel).unwrap();

@@ -73,7 +73,8 @@ async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path) -> Result<Bu
     }
     let parent = dir.parent().unwrap_or(dir);
     std::fs::create_dir_all(parent).map_err(|e| Error::write(parent, e))?;
-    let stage = tempfile::Builder::new().prefix(".building-").tempdir_in(parent).map_err(|e| Error::write(parent, e))?;
+    let stage =
+        tempfile::Builder::new().prefix(".building-").tempdir_in(parent).map_err(|e| Error::write(parent, e))?;
     let src = stage.path().join(format!("{}.cu", p.source_stem()));
     std::fs::write(stage.path().join("common.cuh"), COMMON).map_err(|e| Error::write(stage.path(), e))?;
     std::fs::write(&src, source(p)).map_err(|e| Error::write(&src, e))?;
@@ -105,7 +106,9 @@ fn key(p: Pattern, arch: &str, nvcc_version: &str) -> String {
 /// Check an architecture name (`sm_90`) before it reaches nvcc.
 pub fn parse_arch(s: &str) -> Result<String> {
     let digits = s.strip_prefix("sm_").filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric()));
-    digits.map(|_| s.to_string()).ok_or_else(|| Error::usage(format!("`{s}` is not a GPU architecture (expected e.g. `sm_90`)")))
+    digits
+        .map(|_| s.to_string())
+        .ok_or_else(|| Error::usage(format!("`{s}` is not a GPU architecture (expected e.g. `sm_90`)")))
 }
 
 #[cfg(test)]

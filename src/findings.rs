@@ -46,12 +46,20 @@ mod tests {
             pattern: Some("offset".into()),
             variant: Some("offset_1".into()),
             id: Some(1),
-            metrics: Metrics::from([("global_load_sectors_per_request".into(), 5.0), ("dram_amplification".into(), 1.01)]),
-            predicted: Some(Metrics::from([("global_load_sectors_per_request".into(), 4.0), ("dram_amplification".into(), 1.0)])),
+            metrics: Metrics::from([
+                ("global_load_sectors_per_request".into(), 5.0),
+                ("dram_amplification".into(), 1.01),
+            ]),
+            predicted: Some(Metrics::from([
+                ("global_load_sectors_per_request".into(), 4.0),
+                ("dram_amplification".into(), 1.0),
+            ])),
             ..Row::new("offset_copy", Source::Measured)
         };
         compare(&mut row, &Catalogue::builtin());
         assert_eq!(row.findings.len(), 1, "{:?}", row.findings);
-        assert!(row.findings[0].starts_with("measured 5.00 global_load_sectors_per_request, the model predicts 4.00 (+25%): is the base misaligned"));
+        assert!(row.findings[0].starts_with(
+            "measured 5.00 global_load_sectors_per_request, the model predicts 4.00 (+25%): is the base misaligned"
+        ));
     }
 }

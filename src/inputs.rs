@@ -124,9 +124,13 @@ fn parse_error(path: &Path, e: ParseError) -> Error {
 /// A saved `results.json` (from `run`, `analyze --format json`, or a run folder).
 pub fn read_results_json(path: &Path) -> Result<Results> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-    let r: Results = serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof results file: {e}")))?;
+    let r: Results =
+        serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof results file: {e}")))?;
     if r.schema != SCHEMA {
-        return Err(Error::input(path, format!("results schema `{}` is not the `{SCHEMA}` this coalprof reads", r.schema)));
+        return Err(Error::input(
+            path,
+            format!("results schema `{}` is not the `{SCHEMA}` this coalprof reads", r.schema),
+        ));
     }
     Ok(r)
 }

@@ -11,7 +11,8 @@ pub fn init(verbose: u8) {
         1 => "info",
         _ => "debug",
     };
-    let filter = EnvFilter::try_from_env("COALPROF_LOG").unwrap_or_else(|_| EnvFilter::new(format!("coalprof={default}")));
+    let filter =
+        EnvFilter::try_from_env("COALPROF_LOG").unwrap_or_else(|_| EnvFilter::new(format!("coalprof={default}")));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

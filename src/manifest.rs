@@ -31,7 +31,8 @@ pub struct Entry {
 
 /// Read a manifest; a bad line is an error naming the file and the line.
 pub fn read(path: &Path) -> Result<Vec<Entry>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read the manifest: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read the manifest: {e}")))?;
     parse(&text).map_err(|(line, msg)| Error::input(path, format!("line {line}: {msg}")))
 }
 
@@ -61,7 +62,10 @@ pub fn check_against_plan(entries: &[Entry], plan: &[Variant]) -> std::result::R
 }
 
 /// Join ncu's records (in launch order) to the manifest, verifying kernel name, grid and block.
-pub fn join<'a>(records: &'a [LaunchRecord], entries: &'a [Entry]) -> std::result::Result<Vec<(&'a LaunchRecord, &'a Entry)>, String> {
+pub fn join<'a>(
+    records: &'a [LaunchRecord],
+    entries: &'a [Entry],
+) -> std::result::Result<Vec<(&'a LaunchRecord, &'a Entry)>, String> {
     if records.len() != entries.len() {
         return Err(format!(
             "ncu profiled {} launches but the manifest lists {}: the join would shift results between variants",
@@ -90,7 +94,18 @@ mod tests {
     const LINE: &str = r#"{"pattern":"stride","variant":"stride_8","kernel":"stride_copy","grid":[4,1,1],"block":[256,1,1],"bytes_read":4096,"bytes_written":4096,"checksum":12.5,"time_ms":0.25,"times_ms":[0.25,0.26]}"#;
 
     fn record(kernel: &str, grid: [u32; 3]) -> LaunchRecord {
-        LaunchRecord { id: Some(0), process: None, kernel: kernel.into(), grid: Some(grid), block: Some([256, 1, 1]), device: None, cc: None, nvtx: None, launches: 1, metrics: vec![] }
+        LaunchRecord {
+            id: Some(0),
+            process: None,
+            kernel: kernel.into(),
+            grid: Some(grid),
+            block: Some([256, 1, 1]),
+            device: None,
+            cc: None,
+            nvtx: None,
+            launches: 1,
+            metrics: vec![],
+        }
     }
 
     #[test]

@@ -120,8 +120,7 @@ impl Catalogue {
     /// Parse `text`; `origin` names the file in error messages.
     pub fn parse(text: &str, origin: &Path) -> Result<Catalogue> {
         let mut c: Catalogue = toml::from_str(text).map_err(|e| {
-            Error::usage(format!("{}: {}", origin.display(), e.message().trim()))
-                .with_hint(location(text, e.span()))
+            Error::usage(format!("{}: {}", origin.display(), e.message().trim())).with_hint(location(text, e.span()))
         })?;
         c.origin = origin.to_path_buf();
         c.rules = crate::gate::parse_rules(text, origin)?;

@@ -69,7 +69,10 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
     let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));
-    let metrics = std::iter::once(catalogue.ncu_metric_list()).chain(DEVICE_METRICS.iter().map(|m| m.to_string())).collect::<Vec<_>>().join(",");
+    let metrics = std::iter::once(catalogue.ncu_metric_list())
+        .chain(DEVICE_METRICS.iter().map(|m| m.to_string()))
+        .collect::<Vec<_>>()
+        .join(",");
 
     // 1. The profiling run: every variant launched once, under ncu, into a report.
     let manifest_path = dir.file(&format!("{stem}.manifest.jsonl"));
@@ -126,14 +129,26 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         rows.push(row);
     }
     derivation.apply(&mut rows)?;
-    Ok(Measured { rows, gpu: device.gpu, cc: device.cc, peak_bandwidth: device.peak_bandwidth, passes: profiled.passes })
+    Ok(Measured {
+        rows,
+        gpu: device.gpu,
+        cc: device.cc,
+        peak_bandwidth: device.peak_bandwidth,
+        passes: profiled.passes,
+    })
 }
 
 /// The executable's arguments: the manifest, timing flags, one `--variant` per variant.
 pub fn kernel_args(manifest: &Path, plan: &[Variant], timing: Option<(u32, u32)>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec!["--manifest".into(), manifest.into()];
     if let Some((warmup, repeats)) = timing {
-        a.extend(["--time".into(), "--warmup".into(), warmup.to_string().into(), "--repeats".into(), repeats.to_string().into()]);
+        a.extend([
+            "--time".into(),
+            "--warmup".into(),
+            warmup.to_string().into(),
+            "--repeats".into(),
+            repeats.to_string().into(),
+        ]);
     }
     for v in plan {
         a.push("--variant".into());
@@ -158,8 +173,14 @@ fn launch_facts(v: &Variant, event_time: Option<f64>, peak: Option<f64>) -> Metr
 }
 
 /// Run the executable with `--time`; returns each variant's median in seconds.
-fn time_variants(exe: &Path, plan: &[Variant], manifest_path: &Path, s: &ProfilerSettings) -> Result<BTreeMap<String, f64>> {
-    let cmd = Cmd::new(exe).args(kernel_args(manifest_path, plan, Some((s.warmup, s.repeats)))).timeout(Some(s.timeout));
+fn time_variants(
+    exe: &Path,
+    plan: &[Variant],
+    manifest_path: &Path,
+    s: &ProfilerSettings,
+) -> Result<BTreeMap<String, f64>> {
+    let cmd =
+        Cmd::new(exe).args(kernel_args(manifest_path, plan, Some((s.warmup, s.repeats)))).timeout(Some(s.timeout));
     let out = run_sync(&cmd, None)?;
     if !out.status.success() {
         return Err(ToolError::Failed {
@@ -225,7 +246,13 @@ fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 }
 
 /// The settings a run records next to its results.
-pub fn run_record(settings: &ProfilerSettings, sizing: Sizing, arch: &str, ncu_version: Option<&str>, patterns: &[Pattern]) -> serde_json::Value {
+pub fn run_record(
+    settings: &ProfilerSettings,
+    sizing: Sizing,
+    arch: &str,
+    ncu_version: Option<&str>,
+    patterns: &[Pattern],
+) -> serde_json::Value {
     json!({
         "cache_control": settings.cache_control,
         "clock_control": settings.clock_control,
@@ -239,7 +266,9 @@ pub fn run_record(settings: &ProfilerSettings, sizing: Sizing, arch: &str, ncu_v
 
 /// Where a run folder goes.
 pub fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
-    out.map(Path::to_path_buf).or_else(|| project.map(|p| p.join("profiles"))).unwrap_or_else(|| PathBuf::from("profiles"))
+    out.map(Path::to_path_buf)
+        .or_else(|| project.map(|p| p.join("profiles")))
+        .unwrap_or_else(|| PathBuf::from("profiles"))
 }
 
 #[cfg(test)]
@@ -249,7 +278,9 @@ mod tests {
     #[test]
     fn peak_bandwidth_from_the_device_attributes_of_a_real_report() {
         // ncu 2022.3's raw page of a GTX 1080 report: memory clock 5,005,000 kHz, 256-bit bus.
-        let csv = include_str!("../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
+        let csv = include_str!(
+            "../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv"
+        );
         let records = parse_records(csv, &Catalogue::builtin()).unwrap();
         let d = device_facts(&records);
         assert_eq!(d.gpu.as_deref(), Some("NVIDIA GeForce GTX 1080"));

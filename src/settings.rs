@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use crate::analyze::Grouping;
 use crate::build::parse_arch;
-use crate::cli::{AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, RunArgs};
+use crate::cli::{
+    AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, RunArgs,
+};
 use crate::error::{Error, Result};
-use crate::patterns::{Pattern, Sizing};
-use crate::run::ProfilerSettings;
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
+use crate::patterns::{Pattern, Sizing};
 use crate::render::{Format, Style};
+use crate::run::ProfilerSettings;
 use crate::tools::locate::ToolSearch;
 use crate::tools::ncu::Ncu;
 use crate::tools::ToolError;
@@ -93,7 +95,9 @@ impl Env {
             path: var("PATH"),
             home: var("HOME").map(PathBuf::from),
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
-            cache_home: var("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache"))),
+            cache_home: var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache"))),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -206,7 +210,9 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
     let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home, cache };
     let out_base = |out: &Option<PathBuf>| crate::run::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
-        Command::Patterns(a) => Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? }),
+        Command::Patterns(a) => {
+            Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })
+        }
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out))?),
         Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out))?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
@@ -240,7 +246,8 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
 fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckCommand> {
     let rules = match &a.rules {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| Error::usage(format!("cannot read `{}`: {e}", p.display())))?;
+            let text =
+                std::fs::read_to_string(p).map_err(|e| Error::usage(format!("cannot read `{}`: {e}", p.display())))?;
             crate::gate::parse_rules(&text, p)?
         }
         None => common.catalogue.rules.clone(),
@@ -280,7 +287,8 @@ fn profile(a: &ProfileArgs, out_base: PathBuf) -> Result<ProfileSettings> {
     if let Some(k) = &a.kernel {
         regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}")))?;
     }
-    let (program, args) = a.command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
+    let (program, args) =
+        a.command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
     Ok(ProfileSettings {
         kernel: a.kernel.clone(),
         launch_skip: a.launch_skip,
@@ -333,7 +341,10 @@ pub fn parse_size(s: &str) -> Result<Sizing> {
         "GB" => 1_000_000_000,
         other => return Err(Error::usage(format!("`{other}` in `{s}` is not a size unit (K, M, G, KB, MB, GB)"))),
     };
-    let bytes = n.checked_mul(mult).filter(|&b| b >= 4096).ok_or_else(|| Error::usage(format!("size `{s}` must be between 4 KiB and 16 EiB")))?;
+    let bytes = n
+        .checked_mul(mult)
+        .filter(|&b| b >= 4096)
+        .ok_or_else(|| Error::usage(format!("size `{s}` must be between 4 KiB and 16 EiB")))?;
     Ok(Sizing { bytes })
 }
 

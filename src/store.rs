@@ -58,10 +58,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
 pub fn safe_name(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
-        .collect();
+    let cleaned: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     let trimmed = cleaned.trim_matches('.');
     let mut out: String = trimmed.chars().take(120).collect();
     if out.is_empty() {
@@ -97,7 +95,10 @@ mod tests {
 
     #[test]
     fn safe_names_from_cpp_kernels() {
-        assert_eq!(safe_name("void gemm<float, 128>(const float*, float*)"), "void_gemm_float__128__const_float___float__");
+        assert_eq!(
+            safe_name("void gemm<float, 128>(const float*, float*)"),
+            "void_gemm_float__128__const_float___float__"
+        );
         assert_eq!(safe_name("a/b:c,d e"), "a_b_c_d_e");
         assert_eq!(safe_name(".."), "_");
     }

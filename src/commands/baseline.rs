@@ -20,25 +20,15 @@ pub fn update(runs: &[Results], path: &Path) -> Result<(), Error> {
 /// compares (durations, DRAM bytes) stay out of the file and out of its diffs.
 pub fn update_for_rules(runs: &[Results], path: &Path, rules: &[Rule]) -> Result<(), Error> {
     write(runs, path, &|key, metric| {
-        rules
-            .iter()
-            .filter(|r| r.matches_row(key, key) && r.matches_metric(metric))
-            .any(|r| r.regress.is_some())
+        rules.iter().filter(|r| r.matches_row(key, key) && r.matches_metric(metric)).any(|r| r.regress.is_some())
     })
 }
 
 fn write(runs: &[Results], path: &Path, keep: &dyn Fn(&str, &str) -> bool) -> Result<(), Error> {
     if runs.iter().all(|r| r.rows.is_empty()) {
-        return Err(Error::nothing_matched(
-            "the runs have no rows to record",
-            None,
-        ));
+        return Err(Error::nothing_matched("the runs have no rows to record", None));
     }
-    let mut baseline = if path.exists() {
-        Baseline::load(path)?
-    } else {
-        Baseline::default()
-    };
+    let mut baseline = if path.exists() { Baseline::load(path)? } else { Baseline::default() };
     baseline.merge_runs(runs, keep);
     baseline.save(path)?;
     tracing::info!(path = %path.display(), "baseline updated");

@@ -36,11 +36,7 @@ pub struct CheckSettings {
 /// Load the baseline (if any) and evaluate; no outputs. For callers that render the report
 /// themselves (`--format json`).
 pub fn evaluate_report(settings: &CheckSettings, inputs: &[Results]) -> Result<Report, Error> {
-    let baseline = settings
-        .baseline
-        .as_deref()
-        .map(Baseline::load)
-        .transpose()?;
+    let baseline = settings.baseline.as_deref().map(Baseline::load).transpose()?;
     Ok(evaluate(&settings.rules, inputs, baseline.as_ref()))
 }
 
@@ -48,11 +44,7 @@ pub fn evaluate_report(settings: &CheckSettings, inputs: &[Results]) -> Result<R
 /// JUnit file and step summary, and return the exit code: `Ok` (0), `GateFailed` (1, unless
 /// `exit_zero`). Errors: an unreadable baseline (3), an output that cannot be written (3), no
 /// rule matching any row (5; after the outputs are written; `exit_zero` does not mask it).
-pub fn run(
-    settings: &CheckSettings,
-    inputs: &[Results],
-    out: &mut dyn Write,
-) -> Result<Exit, Error> {
+pub fn run(settings: &CheckSettings, inputs: &[Results], out: &mut dyn Write) -> Result<Exit, Error> {
     let report = evaluate_report(settings, inputs)?;
     let mut errors = Vec::new();
     let mut text = table::render(&report, settings.color);
@@ -74,11 +66,7 @@ pub fn run(
     if report.matched_rows == 0 {
         return Err(nothing_matched(settings, inputs));
     }
-    Ok(if report.failed() && !settings.exit_zero {
-        Exit::GateFailed
-    } else {
-        Exit::Ok
-    })
+    Ok(if report.failed() && !settings.exit_zero { Exit::GateFailed } else { Exit::Ok })
 }
 
 fn nothing_matched(settings: &CheckSettings, inputs: &[Results]) -> Error {
@@ -92,16 +80,9 @@ fn nothing_matched(settings: &CheckSettings, inputs: &[Results]) -> Error {
     if rows.is_empty() {
         return Error::nothing_matched("the inputs have no rows to check", None);
     }
-    let mut keys: Vec<String> = rows
-        .iter()
-        .map(|(_, key, _, _)| format!("`{key}`"))
-        .collect();
+    let mut keys: Vec<String> = rows.iter().map(|(_, key, _, _)| format!("`{key}`")).collect();
     keys.dedup();
-    let more = if keys.len() > 5 {
-        format!(" and {} more", keys.len() - 5)
-    } else {
-        String::new()
-    };
+    let more = if keys.len() > 5 { format!(" and {} more", keys.len() - 5) } else { String::new() };
     keys.truncate(5);
     Error::nothing_matched(
         format!("no [[gate]] rule matched any of the {} rows", rows.len()),
@@ -119,20 +100,13 @@ fn write_file(path: &Path, text: &str) -> Result<(), Error> {
 
 fn append_file(path: &Path, text: &str) -> Result<(), Error> {
     create_parent(path)?;
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::write(path, e))?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| Error::write(path, e))
+    let mut f = OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::write(path, e))?;
+    f.write_all(text.as_bytes()).map_err(|e| Error::write(path, e))
 }
 
 fn create_parent(path: &Path) -> Result<(), Error> {
     match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => {
-            std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))
-        }
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e)),
         _ => Ok(()),
     }
 }

@@ -29,7 +29,11 @@ pub fn run(common: &Common) -> Result<Exit> {
         }
         Err(e) => Check { what: "ncu", ok: false, detail: e.to_string(), fix: e.hint().map(str::to_string) },
     });
-    let gpus = common.tools.cuda_binary("nvidia-smi").map_err(crate::Error::from).and_then(|f| Ok(Smi { path: f.path }.gpus()?));
+    let gpus = common
+        .tools
+        .cuda_binary("nvidia-smi")
+        .map_err(crate::Error::from)
+        .and_then(|f| Ok(Smi { path: f.path }.gpus()?));
     match gpus {
         Ok(gpus) if !gpus.is_empty() => {
             for g in &gpus {

@@ -12,7 +12,12 @@ use crate::results::Results;
 use crate::settings::{BaselineSettings, CheckCommand, Common};
 
 fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
-    let reader = Reader { catalogue: &common.catalogue, derivation: &common.derivation, grouping: Grouping::PerKernel, ncu: common.ncu() };
+    let reader = Reader {
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        grouping: Grouping::PerKernel,
+        ncu: common.ncu(),
+    };
     paths.iter().map(|p| reader.read(p)).collect()
 }
 

@@ -14,7 +14,10 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let ncu = common.ncu()?;
     let dir = RunDir::create(&s.out_base, None, "profile")?;
     let partial = dir.file(".report.partial.ncu-rep");
-    let metrics = std::iter::once(common.catalogue.ncu_metric_list()).chain(DEVICE_METRICS.iter().map(|m| m.to_string())).collect::<Vec<_>>().join(",");
+    let metrics = std::iter::once(common.catalogue.ncu_metric_list())
+        .chain(DEVICE_METRICS.iter().map(|m| m.to_string()))
+        .collect::<Vec<_>>()
+        .join(",");
     let request = ProfileRequest {
         metrics,
         cache_control: s.profiler.cache_control.clone(),
@@ -31,7 +34,8 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let profiled = ncu.profile(&request, &mut echo)?;
     let report = dir.file("report.ncu-rep");
     std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
-    let reader = Reader { catalogue: &common.catalogue, derivation: &common.derivation, grouping: s.grouping, ncu: Ok(ncu) };
+    let reader =
+        Reader { catalogue: &common.catalogue, derivation: &common.derivation, grouping: s.grouping, ncu: Ok(ncu) };
     let mut results = reader.read(&report)?;
     results.provenance.backend = "ncu".into();
     let settings = &mut results.provenance.settings;

@@ -31,7 +31,10 @@ fn choose(common: &Common, s: &RunSettings) -> Result<(Backend, Option<String>)>
     match s.backend {
         Backend::Auto => match common.gpus().and_then(|_| Ok(common.ncu()?)) {
             Ok(_) => Ok((Backend::Ncu, None)),
-            Err(e) => Ok((Backend::Model, Some(format!("{e}: showing the address model's prediction (every number is predicted)")))),
+            Err(e) => Ok((
+                Backend::Model,
+                Some(format!("{e}: showing the address model's prediction (every number is predicted)")),
+            )),
         },
         b => Ok((b, None)),
     }
@@ -93,7 +96,8 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     let mut results = Results::new(prov, Vec::new());
     let mut failed: Vec<Error> = Vec::new();
-    let profiler = Profiler { ncu: &ncu, catalogue: &common.catalogue, derivation: &common.derivation, settings: &s.profiler };
+    let profiler =
+        Profiler { ncu: &ncu, catalogue: &common.catalogue, derivation: &common.derivation, settings: &s.profiler };
     for b in &built {
         match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
             Ok(m) => {
@@ -128,5 +132,9 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
 
 /// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.
 fn fatal(e: &Error) -> bool {
-    matches!(e, Error::Unavailable { .. } | Error::Tool(ToolError::NoProfiler { .. } | ToolError::Interrupted { .. } | ToolError::NotFound { .. }))
+    matches!(
+        e,
+        Error::Unavailable { .. }
+            | Error::Tool(ToolError::NoProfiler { .. } | ToolError::Interrupted { .. } | ToolError::NotFound { .. })
+    )
 }

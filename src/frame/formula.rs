@@ -147,10 +147,13 @@ impl Parser<'_> {
                     self.pos += 1;
                 }
                 let text = std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("");
-                text.parse().map(Formula::Num).map_err(|_| FormulaError { column: start + 1, message: format!("bad number `{text}`") })
+                text.parse()
+                    .map(Formula::Num)
+                    .map_err(|_| FormulaError { column: start + 1, message: format!("bad number `{text}`") })
             }
             Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
-                while self.pos < self.s.len() && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_') {
+                while self.pos < self.s.len() && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_')
+                {
                     self.pos += 1;
                 }
                 let name = std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("").to_string();
@@ -177,7 +180,10 @@ impl Parser<'_> {
                     Func::Coalesce => !args.is_empty(),
                 };
                 if !arity_ok {
-                    return Err(FormulaError { column: start + 1, message: format!("wrong number of arguments to `{name}`") });
+                    return Err(FormulaError {
+                        column: start + 1,
+                        message: format!("wrong number of arguments to `{name}`"),
+                    });
                 }
                 Ok(Formula::Call(func, args))
             }

@@ -17,7 +17,8 @@ use crate::metrics::Catalogue;
 use crate::results::Row;
 
 /// Launch facts that do not come from ncu: the pattern's manifest, timing and the GPU.
-pub const LAUNCH_FACTS: &[&str] = &["access_bytes", "algorithm_bytes_read", "algorithm_bytes_written", "event_time", "peak_bandwidth"];
+pub const LAUNCH_FACTS: &[&str] =
+    &["access_bytes", "algorithm_bytes_read", "algorithm_bytes_written", "event_time", "peak_bandwidth"];
 
 /// Parsed formulas of a catalogue, checked once: every key a formula reads must be a raw
 /// metric, a launch fact or an earlier derived metric.
@@ -46,7 +47,8 @@ impl Derivation {
             known.insert(key.clone());
             steps.push((key.clone(), f));
         }
-        let fallbacks = c.raw.iter().filter(|(_, r)| r.kind == crate::metrics::Kind::Ratio).map(|(k, _)| k.clone()).collect();
+        let fallbacks =
+            c.raw.iter().filter(|(_, r)| r.kind == crate::metrics::Kind::Ratio).map(|(k, _)| k.clone()).collect();
         Ok(Derivation { steps, raw: c.raw.keys().cloned().collect(), fallbacks })
     }
 
@@ -110,8 +112,11 @@ impl Derivation {
             if row.metrics.contains_key(key) {
                 continue;
             }
-            let lacking: Vec<&str> =
-                f.vars().into_iter().filter(|v| self.raw.contains(*v) && !self.fallbacks.contains(*v) && !row.metrics.contains_key(*v)).collect();
+            let lacking: Vec<&str> = f
+                .vars()
+                .into_iter()
+                .filter(|v| self.raw.contains(*v) && !self.fallbacks.contains(*v) && !row.metrics.contains_key(*v))
+                .collect();
             if !lacking.is_empty() {
                 absent.push(key.as_str());
                 missing.extend(lacking);
@@ -126,7 +131,8 @@ fn note_denominator(row: &mut Row) {
     let over_requested = !row.metrics.contains_key("algorithm_bytes_read")
         && (row.metrics.contains_key("dram_amplification") || row.metrics.contains_key("l2_amplification"));
     if over_requested {
-        row.notes.push("amplification is over the bytes the threads asked for (the algorithm's bytes are not known)".into());
+        row.notes
+            .push("amplification is over the bytes the threads asked for (the algorithm's bytes are not known)".into());
     }
 }
 
@@ -190,10 +196,7 @@ mod tests {
     use crate::results::Source;
 
     fn row(pairs: &[(&str, f64)]) -> Row {
-        Row {
-            metrics: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            ..Row::new("k", Source::Measured)
-        }
+        Row { metrics: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Row::new("k", Source::Measured) }
     }
 
     #[test]
@@ -201,7 +204,12 @@ mod tests {
         let d = Derivation::new(&Catalogue::builtin()).unwrap();
         let mut rows = vec![
             row(&[("global_load_sectors", 268_427_291.0), ("global_load_requests", 8_388_608.0)]),
-            row(&[("dram_bytes_read", 1000.0), ("global_load_bytes_requested", 500.0), ("global_load_requests", 0.0), ("global_load_sectors", 0.0)]),
+            row(&[
+                ("dram_bytes_read", 1000.0),
+                ("global_load_bytes_requested", 500.0),
+                ("global_load_requests", 0.0),
+                ("global_load_sectors", 0.0),
+            ]),
         ];
         let notices = d.apply(&mut rows).unwrap();
         let spr = rows[0].metric("global_load_sectors_per_request").unwrap();
@@ -216,7 +224,8 @@ mod tests {
 
     #[test]
     fn a_formula_reading_an_unknown_key_is_a_usage_error() {
-        let text = crate::metrics::BUILTIN.replace("global_load_sectors / global_load_requests", "global_load_sectors / nope");
+        let text =
+            crate::metrics::BUILTIN.replace("global_load_sectors / global_load_requests", "global_load_sectors / nope");
         let c = Catalogue::parse(&text, std::path::Path::new("m.toml")).unwrap();
         let err = Derivation::new(&c).err().unwrap();
         assert!(err.to_string().contains("`nope`"), "{err}");

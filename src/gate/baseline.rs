@@ -85,10 +85,7 @@ impl From<&Provenance> for BaselineProvenance {
 
 impl Default for Baseline {
     fn default() -> Baseline {
-        Baseline {
-            schema: SCHEMA.to_string(),
-            environments: BTreeMap::new(),
-        }
+        Baseline { schema: SCHEMA.to_string(), environments: BTreeMap::new() }
     }
 }
 
@@ -96,25 +93,20 @@ impl Baseline {
     /// Read a baseline; unreadable or malformed files are input errors (exit 3).
     pub fn load(path: &Path) -> Result<Baseline, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::input(path, format!("cannot read the baseline: {e}")).with_hint(format!(
-                "create it with `coalprof baseline update <run> --baseline {}`",
-                path.display()
-            ))
+            Error::input(path, format!("cannot read the baseline: {e}"))
+                .with_hint(format!("create it with `coalprof baseline update <run> --baseline {}`", path.display()))
         })?;
         Baseline::parse(&text, path)
     }
 
     /// Parse a baseline's text; `path` is for messages.
     pub fn parse(text: &str, path: &Path) -> Result<Baseline, Error> {
-        let baseline: Baseline = serde_json::from_str(text)
-            .map_err(|e| Error::input(path, format!("not a coalprof baseline: {e}")))?;
+        let baseline: Baseline =
+            serde_json::from_str(text).map_err(|e| Error::input(path, format!("not a coalprof baseline: {e}")))?;
         if baseline.schema != SCHEMA {
             return Err(Error::input(
                 path,
-                format!(
-                    "baseline schema is `{}`, this coalprof reads `{SCHEMA}`",
-                    baseline.schema
-                ),
+                format!("baseline schema is `{}`, this coalprof reads `{SCHEMA}`", baseline.schema),
             ));
         }
         Ok(baseline)
@@ -122,12 +114,7 @@ impl Baseline {
 
     /// The recorded value of one metric of one row in one architecture.
     pub fn get(&self, arch: &str, key: &str, metric: &str) -> Option<f64> {
-        self.environments
-            .get(arch)?
-            .rows
-            .get(key)?
-            .get(metric)
-            .copied()
+        self.environments.get(arch)?.rows.get(key)?.get(metric).copied()
     }
 
     /// Replace the sections of every architecture present in `runs` with those runs' rows,
@@ -167,8 +154,7 @@ impl Baseline {
             _ => Path::new("."),
         };
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::write(path, e))?;
-        tmp.write_all(self.to_json().as_bytes())
-            .map_err(|e| Error::write(path, e))?;
+        tmp.write_all(self.to_json().as_bytes()).map_err(|e| Error::write(path, e))?;
         tmp.persist(path).map_err(|e| Error::write(path, e.error))?;
         Ok(())
     }
@@ -218,46 +204,20 @@ mod tests {
     #[test]
     fn merge_rewrites_only_the_sections_it_has_rows_for() {
         let mut b = Baseline::default();
-        b.merge_runs(
-            &[run("8.0", vec![row("stride", "stride_1", &[("s", 4.0)])])],
-            &|_, _| true,
-        );
-        b.merge_runs(
-            &[run(
-                "9.0",
-                vec![row("stride", "stride_2", &[("s", 8.00004), ("d", 1.0)])],
-            )],
-            &|_, m| m == "s",
-        );
+        b.merge_runs(&[run("8.0", vec![row("stride", "stride_1", &[("s", 4.0)])])], &|_, _| true);
+        b.merge_runs(&[run("9.0", vec![row("stride", "stride_2", &[("s", 8.00004), ("d", 1.0)])])], &|_, m| m == "s");
         assert_eq!(b.get("sm_80", "stride/stride_1", "s"), Some(4.0));
         assert_eq!(b.get("sm_90", "stride/stride_2", "s"), Some(8.0));
         assert_eq!(b.get("sm_90", "stride/stride_2", "d"), None);
-        b.merge_runs(
-            &[run("9.0", vec![row("coalesced", "fp32", &[("s", 4.0)])])],
-            &|_, _| true,
-        );
-        assert_eq!(
-            b.get("sm_90", "stride/stride_2", "s"),
-            None,
-            "the sm_90 section is rewritten"
-        );
-        assert_eq!(
-            b.get("sm_80", "stride/stride_1", "s"),
-            Some(4.0),
-            "sm_80 is untouched"
-        );
+        b.merge_runs(&[run("9.0", vec![row("coalesced", "fp32", &[("s", 4.0)])])], &|_, _| true);
+        assert_eq!(b.get("sm_90", "stride/stride_2", "s"), None, "the sm_90 section is rewritten");
+        assert_eq!(b.get("sm_80", "stride/stride_1", "s"), Some(4.0), "sm_80 is untouched");
     }
 
     #[test]
     fn json_is_sorted_and_ends_with_a_newline() {
         let mut b = Baseline::default();
-        b.merge_runs(
-            &[run(
-                "9.0",
-                vec![row("z", "v", &[("b", 2.0), ("a", 1.23456)])],
-            )],
-            &|_, _| true,
-        );
+        b.merge_runs(&[run("9.0", vec![row("z", "v", &[("b", 2.0), ("a", 1.23456)])])], &|_, _| true);
         let text = b.to_json();
         assert!(text.ends_with("}\n"));
         assert!(text.find("\"a\"").unwrap() < text.find("\"b\"").unwrap());
@@ -268,10 +228,7 @@ mod tests {
     #[test]
     fn wrong_schema_and_garbage_are_input_errors() {
         let e = Baseline::parse("{\"schema\": \"other/9\"}", Path::new("b.json")).unwrap_err();
-        assert!(
-            matches!(e, Error::Input { .. }) && e.to_string().contains("other/9"),
-            "{e}"
-        );
+        assert!(matches!(e, Error::Input { .. }) && e.to_string().contains("other/9"), "{e}");
         let e = Baseline::parse("{", Path::new("b.json")).unwrap_err();
         assert!(matches!(e, Error::Input { .. }));
     }

@@ -12,9 +12,7 @@ pub const MAX_ANNOTATIONS: usize = 10;
 
 /// Escape a command's message: `%`, CR and LF.
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escape a property value (`file=`, `title=`): as [`escape_data`], plus `:` and `,`.
@@ -24,11 +22,8 @@ pub fn escape_property(s: &str) -> String {
 
 /// The workflow commands for a report, one per line (empty when nothing failed or warned).
 pub fn annotations(report: &Report) -> String {
-    let notable: Vec<&Check> = report
-        .sorted()
-        .into_iter()
-        .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn))
-        .collect();
+    let notable: Vec<&Check> =
+        report.sorted().into_iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).collect();
     let mut out = String::new();
     for c in notable.iter().take(MAX_ANNOTATIONS) {
         out.push_str(&annotation(c));
@@ -42,35 +37,21 @@ pub fn annotations(report: &Report) -> String {
             rest.len(),
             rest.len() - failed
         );
-        out.push_str(&format!(
-            "::notice title={}::{}\n",
-            escape_property("coalprof"),
-            escape_data(&message)
-        ));
+        out.push_str(&format!("::notice title={}::{}\n", escape_property("coalprof"), escape_data(&message)));
     }
     out
 }
 
 fn annotation(c: &Check) -> String {
-    let command = if c.verdict == Verdict::Fail {
-        "error"
-    } else {
-        "warning"
-    };
+    let command = if c.verdict == Verdict::Fail { "error" } else { "warning" };
     let mut props = Vec::new();
     if let Some(loc) = &c.location {
-        props.push(format!(
-            "file={}",
-            escape_property(&loc.file.display().to_string())
-        ));
+        props.push(format!("file={}", escape_property(&loc.file.display().to_string())));
         if let Some(line) = loc.line {
             props.push(format!("line={line}"));
         }
     }
-    props.push(format!(
-        "title={}",
-        escape_property(&format!("coalprof {} {}: {}", c.arch, c.row, c.metric))
-    ));
+    props.push(format!("title={}", escape_property(&format!("coalprof {} {}: {}", c.arch, c.row, c.metric))));
     let mut message = c.message.clone();
     if c.kernel != c.row {
         message.push_str(&format!("\nkernel: {}", c.kernel));
@@ -102,10 +83,7 @@ mod tests {
             Path::new("ci/metrics.toml"),
         )
         .unwrap();
-        let p = Provenance {
-            compute_capability: Some("9.0".into()),
-            ..Default::default()
-        };
+        let p = Provenance { compute_capability: Some("9.0".into()), ..Default::default() };
         evaluate(&rules, &[Results::new(p, rows)], None)
     }
 
@@ -123,36 +101,23 @@ mod tests {
             "::error file=ci/metrics.toml,line=1,title=coalprof sm_90 void gemm<float%2C 128>(const float*%2C float*%2C int)%3A \
              global_load_sectors_per_request::global_load_sectors_per_request 8 > 4.5 (max, rule #1 at ci/metrics.toml:1)\n"
         );
-        assert_eq!(
-            out.lines().count(),
-            1,
-            "a newline in a name must not split the command"
-        );
+        assert_eq!(out.lines().count(), 1, "a newline in a name must not split the command");
     }
 
     #[test]
     fn warnings_are_warnings_and_passes_are_silent() {
         let out = annotations(&report(vec![row("k1", 8.0), row("k2", 1.0)], "warn"));
-        assert!(
-            out.starts_with("::warning ") && out.lines().count() == 1,
-            "{out}"
-        );
+        assert!(out.starts_with("::warning ") && out.lines().count() == 1, "{out}");
     }
 
     #[test]
     fn at_most_ten_annotations_then_one_notice() {
-        let rows = (0..13)
-            .map(|i| row(&format!("kernel_{i:02}"), 5.0 + i as f64))
-            .collect();
+        let rows = (0..13).map(|i| row(&format!("kernel_{i:02}"), 5.0 + i as f64)).collect();
         let out = annotations(&report(rows, "fail"));
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), MAX_ANNOTATIONS + 1);
         assert!(lines[..10].iter().all(|l| l.starts_with("::error ")));
-        assert!(
-            lines[0].contains("kernel_00"),
-            "same verdict, no baseline: by name: {}",
-            lines[0]
-        );
+        assert!(lines[0].contains("kernel_00"), "same verdict, no baseline: by name: {}", lines[0]);
         assert_eq!(
             lines[10],
             "::notice title=coalprof::3 more coalprof checks not annotated (3 failed, 0 warnings): see the verdict table or the job summary"

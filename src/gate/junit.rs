@@ -27,14 +27,12 @@ pub fn render(report: &Report) -> String {
 fn write(w: &mut Writer<Vec<u8>>, report: &Report) -> io::Result<()> {
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     let counts = Counts::of(report.checks.iter());
-    w.create_element("testsuites")
-        .with_attributes(pairs(&counts.attributes("coalprof")))
-        .write_inner_content(|w| {
-            for env in &report.environments {
-                suite(w, env, report.checks.iter().filter(|c| c.arch == env.arch))?;
-            }
-            Ok(())
-        })?;
+    w.create_element("testsuites").with_attributes(pairs(&counts.attributes("coalprof"))).write_inner_content(|w| {
+        for env in &report.environments {
+            suite(w, env, report.checks.iter().filter(|c| c.arch == env.arch))?;
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -77,47 +75,38 @@ fn properties(w: &mut Writer<Vec<u8>>, props: &[(&str, String)]) -> io::Result<(
 fn case(w: &mut Writer<Vec<u8>>, c: &Check) -> io::Result<()> {
     let classname = clean(&format!("coalprof.{}.{}", c.arch, c.row));
     let name = clean(&c.metric);
-    let mut attrs = vec![
-        ("classname", classname),
-        ("name", name),
-        ("time", "0".to_string()),
-    ];
+    let mut attrs = vec![("classname", classname), ("name", name), ("time", "0".to_string())];
     if let Some(loc) = &c.location {
         attrs.push(("file", clean(&loc.file.display().to_string())));
         attrs.extend(loc.line.map(|l| ("line", l.to_string())));
     }
     let attrs: Vec<(&str, &str)> = attrs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    w.create_element("testcase")
-        .with_attributes(attrs)
-        .write_inner_content(|w| {
-            let mut props = Vec::new();
-            props.extend(c.current.map(|v| ("value", fmt_num(v))));
-            props.extend(c.baseline.map(|v| ("baseline", fmt_num(v))));
-            props.push(("verdict", c.verdict.as_str().to_string()));
-            properties(w, &props)?;
-            let message = clean(&c.message);
-            let body = BytesText::new(&clean(&c.details)).into_owned();
-            match c.verdict {
-                Verdict::Fail => {
-                    w.create_element("failure")
-                        .with_attributes([("message", message.as_str()), ("type", "threshold")])
-                        .write_text_content(body)?;
-                }
-                Verdict::Skipped | Verdict::Missing => {
-                    w.create_element("skipped")
-                        .with_attribute((
-                            "message",
-                            format!("{}: {message}", c.verdict.as_str()).as_str(),
-                        ))
-                        .write_empty()?;
-                }
-                Verdict::Warn | Verdict::New => {
-                    w.create_element("system-out").write_text_content(body)?;
-                }
-                Verdict::Pass => {}
+    w.create_element("testcase").with_attributes(attrs).write_inner_content(|w| {
+        let mut props = Vec::new();
+        props.extend(c.current.map(|v| ("value", fmt_num(v))));
+        props.extend(c.baseline.map(|v| ("baseline", fmt_num(v))));
+        props.push(("verdict", c.verdict.as_str().to_string()));
+        properties(w, &props)?;
+        let message = clean(&c.message);
+        let body = BytesText::new(&clean(&c.details)).into_owned();
+        match c.verdict {
+            Verdict::Fail => {
+                w.create_element("failure")
+                    .with_attributes([("message", message.as_str()), ("type", "threshold")])
+                    .write_text_content(body)?;
             }
-            Ok(())
-        })?;
+            Verdict::Skipped | Verdict::Missing => {
+                w.create_element("skipped")
+                    .with_attribute(("message", format!("{}: {message}", c.verdict.as_str()).as_str()))
+                    .write_empty()?;
+            }
+            Verdict::Warn | Verdict::New => {
+                w.create_element("system-out").write_text_content(body)?;
+            }
+            Verdict::Pass => {}
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -129,11 +118,7 @@ struct Counts {
 
 impl Counts {
     fn of<'c>(checks: impl Iterator<Item = &'c Check>) -> Counts {
-        let mut n = Counts {
-            tests: 0,
-            failures: 0,
-            skipped: 0,
-        };
+        let mut n = Counts { tests: 0, failures: 0, skipped: 0 };
         for c in checks {
             n.tests += 1;
             n.failures += usize::from(c.verdict == Verdict::Fail);
@@ -160,9 +145,5 @@ fn pairs<'a>(attrs: &'a [(&'static str, String)]) -> impl Iterator<Item = (&'a s
 
 /// Drop characters XML 1.0 cannot carry (ANSI escapes, other control characters).
 fn clean(s: &str) -> String {
-    s.chars()
-        .filter(|&c| {
-            matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')
-        })
-        .collect()
+    s.chars().filter(|&c| matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')).collect()
 }

@@ -16,25 +16,12 @@ const MAX_ROWS: usize = 1000;
 
 /// The markdown for a report.
 pub fn render(report: &Report) -> String {
-    let mut out = format!(
-        "## coalprof check: {} {}\n\n{}\n\n",
-        icon(report),
-        report.headline(),
-        report.tally()
-    );
-    let notable: Vec<&Check> = report
-        .sorted()
-        .into_iter()
-        .filter(|c| c.verdict != Verdict::Pass)
-        .collect();
+    let mut out = format!("## coalprof check: {} {}\n\n{}\n\n", icon(report), report.headline(), report.tally());
+    let notable: Vec<&Check> = report.sorted().into_iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {
         out.push_str(&table(&notable));
         out.push('\n');
-        for c in notable
-            .iter()
-            .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn))
-            .take(MAX_ROWS)
-        {
+        for c in notable.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).take(MAX_ROWS) {
             out.push_str(&format!(
                 "- **{}** {} {}: {}\n",
                 c.verdict.as_str(),
@@ -47,11 +34,8 @@ pub fn render(report: &Report) -> String {
     }
     let all = report.sorted();
     if !all.is_empty() {
-        let details = format!(
-            "<details><summary>All {} checks</summary>\n\n{}\n</details>\n\n",
-            all.len(),
-            table(&all)
-        );
+        let details =
+            format!("<details><summary>All {} checks</summary>\n\n{}\n</details>\n\n", all.len(), table(&all));
         if out.len() + details.len() < MAX_BYTES {
             out.push_str(&details);
         }
@@ -63,9 +47,7 @@ pub fn render(report: &Report) -> String {
             cut -= 1;
         }
         out.truncate(cut);
-        out.push_str(
-            "\n\n(summary truncated: see the verdict table in the log or the JUnit report)\n",
-        );
+        out.push_str("\n\n(summary truncated: see the verdict table in the log or the JUnit report)\n");
     }
     out
 }
@@ -81,8 +63,7 @@ fn icon(report: &Report) -> &'static str {
 }
 
 fn table(checks: &[&Check]) -> String {
-    let mut out =
-        String::from("| Status | Arch | Row | Metric | Baseline | Current | Change | Limits |\n");
+    let mut out = String::from("| Status | Arch | Row | Metric | Baseline | Current | Change | Limits |\n");
     out.push_str("|---|---|---|---|---:|---:|---:|---|\n");
     let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "-".to_string());
     for c in checks.iter().take(MAX_ROWS) {
@@ -99,10 +80,7 @@ fn table(checks: &[&Check]) -> String {
         ));
     }
     if checks.len() > MAX_ROWS {
-        out.push_str(&format!(
-            "\n{} more rows omitted: see the JUnit report\n",
-            checks.len() - MAX_ROWS
-        ));
+        out.push_str(&format!("\n{} more rows omitted: see the JUnit report\n", checks.len() - MAX_ROWS));
     }
     out
 }
@@ -113,15 +91,12 @@ fn footer(report: &Report) -> String {
         let mut parts = vec![env.backend.clone()];
         parts.extend(env.gpu.clone());
         parts.extend(env.ncu_version.as_ref().map(|v| format!("ncu {v}")));
-        out.push_str(&format!(
-            "- {}: {}\n",
-            code(&env.arch),
-            inline(&parts.join(", "))
-        ));
+        out.push_str(&format!("- {}: {}\n", code(&env.arch), inline(&parts.join(", "))));
     }
-    let stale = report.checks.iter().any(|c| {
-        matches!(c.verdict, Verdict::New | Verdict::Missing) || c.message.starts_with("improved")
-    });
+    let stale = report
+        .checks
+        .iter()
+        .any(|c| matches!(c.verdict, Verdict::New | Verdict::Missing) || c.message.starts_with("improved"));
     if stale {
         out.push_str("\nThe baseline is out of date: review the numbers, then run `coalprof baseline update <run> --baseline <file>` and commit the diff.\n");
     }

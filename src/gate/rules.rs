@@ -110,27 +110,16 @@ impl Regress {
         let (increase, rest) = match t.chars().next() {
             Some('+') => (true, &t[1..]),
             Some('-') => (false, &t[1..]),
-            _ => {
-                return Err(format!(
-                    "regress = \"{text}\" needs a sign and a percent, e.g. \"+5%\""
-                ))
-            }
+            _ => return Err(format!("regress = \"{text}\" needs a sign and a percent, e.g. \"+5%\"")),
         };
         let Some(number) = rest.strip_suffix('%') else {
-            return Err(format!(
-                "regress = \"{text}\" needs a percent sign, e.g. \"+5%\""
-            ));
+            return Err(format!("regress = \"{text}\" needs a percent sign, e.g. \"+5%\""));
         };
         match number.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 && !number.trim().starts_with(['+', '-']) => {
-                Ok(Regress {
-                    fraction: v / 100.0,
-                    increase,
-                })
+                Ok(Regress { fraction: v / 100.0, increase })
             }
-            _ => Err(format!(
-                "regress = \"{text}\": `{number}` is not a non-negative percentage"
-            )),
+            _ => Err(format!("regress = \"{text}\": `{number}` is not a non-negative percentage")),
         }
     }
 
@@ -145,11 +134,7 @@ impl Regress {
 
     /// Back to the rule's notation, for messages.
     pub fn display(self) -> String {
-        format!(
-            "{}{}%",
-            if self.increase { '+' } else { '-' },
-            fmt_num(self.fraction * 100.0)
-        )
+        format!("{}{}%", if self.increase { '+' } else { '-' }, fmt_num(self.fraction * 100.0))
     }
 }
 
@@ -212,11 +197,7 @@ impl Rule {
     /// `rule #2 at metrics.toml:14`, for messages.
     pub fn describe(&self) -> String {
         match self.location.line {
-            Some(l) => format!(
-                "rule #{} at {}:{l}",
-                self.index,
-                self.location.file.display()
-            ),
+            Some(l) => format!("rule #{} at {}:{l}", self.index, self.location.file.display()),
             None => format!("rule #{} in {}", self.index, self.location.file.display()),
         }
     }
@@ -231,29 +212,14 @@ struct Document {
 /// Parse the `gate` array of a `metrics.toml` document; every other table is ignored (other
 /// modules own them). Errors are usage errors (exit 2) that name the file and the key or rule.
 pub fn parse_rules(toml_text: &str, origin: &Path) -> Result<Vec<Rule>, Error> {
-    let doc: Document = toml::from_str(toml_text).map_err(|e| {
-        Error::usage(format!(
-            "`{}`: {}",
-            origin.display(),
-            e.to_string().trim_end()
-        ))
-    })?;
+    let doc: Document = toml::from_str(toml_text)
+        .map_err(|e| Error::usage(format!("`{}`: {}", origin.display(), e.to_string().trim_end())))?;
     doc.gate
         .into_iter()
         .enumerate()
         .map(|(i, spanned)| {
-            let line = toml_text[..spanned.span().start.min(toml_text.len())]
-                .matches('\n')
-                .count()
-                + 1;
-            compile(
-                i + 1,
-                spanned.into_inner(),
-                Location {
-                    file: origin.to_path_buf(),
-                    line: Some(line),
-                },
-            )
+            let line = toml_text[..spanned.span().start.min(toml_text.len())].matches('\n').count() + 1;
+            compile(i + 1, spanned.into_inner(), Location { file: origin.to_path_buf(), line: Some(line) })
         })
         .collect()
 }
@@ -263,25 +229,13 @@ pub fn compile_rules(specs: &[RuleSpec], origin: &Path) -> Result<Vec<Rule>, Err
     specs
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            compile(
-                i + 1,
-                s.clone(),
-                Location {
-                    file: origin.to_path_buf(),
-                    line: None,
-                },
-            )
-        })
+        .map(|(i, s)| compile(i + 1, s.clone(), Location { file: origin.to_path_buf(), line: None }))
         .collect()
 }
 
 fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Error> {
     let at = || match location.line {
-        Some(l) => format!(
-            "`{}`: [[gate]] rule #{index} (line {l})",
-            location.file.display()
-        ),
+        Some(l) => format!("`{}`: [[gate]] rule #{index} (line {l})", location.file.display()),
         None => format!("`{}`: [[gate]] rule #{index}", location.file.display()),
     };
     let bad = |msg: String| Error::usage(format!("{}: {msg}", at()));
@@ -295,13 +249,10 @@ fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Err
         return Err(bad("metric is empty".into()));
     }
     let regress = spec.regress.as_deref().map(Regress::parse).transpose().map_err(|e| {
-        bad(e).with_hint("write the allowed change with its sign and unit: \"+5%\" fails on an increase of more than 5%")
+        bad(e)
+            .with_hint("write the allowed change with its sign and unit: \"+5%\" fails on an increase of more than 5%")
     })?;
-    for (name, v) in [
-        ("max", spec.max),
-        ("min", spec.min),
-        ("min_delta", spec.min_delta),
-    ] {
+    for (name, v) in [("max", spec.max), ("min", spec.min), ("min_delta", spec.min_delta)] {
         if v.is_some_and(|v| !v.is_finite()) {
             return Err(bad(format!("{name} must be a finite number")));
         }
@@ -311,15 +262,11 @@ fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Err
     }
     if let (Some(lo), Some(hi)) = (spec.min, spec.max) {
         if lo > hi {
-            return Err(bad(format!(
-                "min = {lo} is above max = {hi}: nothing could pass"
-            )));
+            return Err(bad(format!("min = {lo} is above max = {hi}: nothing could pass")));
         }
     }
     if let (Some(r), None) = (regress, &metrics) {
-        let dir = spec
-            .direction
-            .unwrap_or_else(|| default_direction(&spec.metric));
+        let dir = spec.direction.unwrap_or_else(|| default_direction(&spec.metric));
         if r.direction() != dir {
             let want = if dir == Direction::Lower { '+' } else { '-' };
             return Err(bad(format!(
@@ -339,29 +286,16 @@ fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Err
         || spec.severity.is_some()
         || spec.direction.is_some();
     if !sets_anything {
-        return Err(bad(
-            "sets no limit: add max, min or regress (or severity to override)".into(),
-        ));
+        return Err(bad("sets no limit: add max, min or regress (or severity to override)".into()));
     }
-    Ok(Rule {
-        index,
-        spec,
-        location,
-        regress,
-        rows,
-        metrics,
-    })
+    Ok(Rule { index, spec, location, regress, rows, metrics })
 }
 
 fn compile_matcher(pattern: &str) -> Result<Matcher, String> {
     if let Some(re) = pattern.strip_prefix("re:") {
-        Regex::new(re)
-            .map(Matcher::Regex)
-            .map_err(|e| format!("bad regex `{re}` in match: {e}"))
+        Regex::new(re).map(Matcher::Regex).map_err(|e| format!("bad regex `{re}` in match: {e}"))
     } else {
-        glob(pattern)
-            .map(Matcher::Glob)
-            .map_err(|e| format!("bad glob `{pattern}` in match: {e}"))
+        glob(pattern).map(Matcher::Glob).map_err(|e| format!("bad glob `{pattern}` in match: {e}"))
     }
 }
 
@@ -412,17 +346,9 @@ pub struct Effective<'r> {
 
 impl<'r> Effective<'r> {
     /// Merge every rule that applies to (row, metric); `None` if none does.
-    pub fn resolve(
-        rules: &'r [Rule],
-        key: &str,
-        kernel: &str,
-        metric: &str,
-    ) -> Option<Effective<'r>> {
+    pub fn resolve(rules: &'r [Rule], key: &str, kernel: &str, metric: &str) -> Option<Effective<'r>> {
         let mut eff = Effective::default();
-        for rule in rules
-            .iter()
-            .filter(|r| r.matches_metric(metric) && r.matches_row(key, kernel))
-        {
+        for rule in rules.iter().filter(|r| r.matches_metric(metric) && r.matches_row(key, kernel)) {
             let s = &rule.spec;
             if let Some(v) = s.max {
                 eff.max = Some((v, rule));
@@ -508,13 +434,7 @@ severity = "fail"
         assert_eq!(rules.len(), 1);
         let r = &rules[0];
         assert_eq!(r.location.line, Some(5), "the `[[gate]]` header line");
-        assert_eq!(
-            r.regress,
-            Some(Regress {
-                fraction: 0.05,
-                increase: true
-            })
-        );
+        assert_eq!(r.regress, Some(Regress { fraction: 0.05, increase: true }));
         assert!(r.matches_row("stride/stride_8", "stride_kernel"));
         assert!(!r.matches_row("coalesced/fp32", "copy"));
     }
@@ -534,27 +454,21 @@ severity = "fail"
             assert!(msg.contains("rule #1") && msg.contains(bad), "{bad}: {msg}");
         }
         assert_eq!(Regress::parse("+0%").unwrap().fraction, 0.0);
-        assert_eq!(
-            Regress::parse("-2.5%").unwrap(),
-            Regress {
-                fraction: 0.025,
-                increase: false
-            }
-        );
+        assert_eq!(Regress::parse("-2.5%").unwrap(), Regress { fraction: 0.025, increase: false });
     }
 
     #[test]
     fn regress_sign_must_match_the_metric_direction() {
-        let msg = usage_message(
-            "[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sector_efficiency\"\nregress = \"+5%\"\n",
-        );
+        let msg =
+            usage_message("[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sector_efficiency\"\nregress = \"+5%\"\n");
         assert!(msg.contains("\"-5%\""), "{msg}");
         parse("[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sector_efficiency\"\nregress = \"-5%\"\n").unwrap();
     }
 
     #[test]
     fn bad_glob_and_regex_name_rule_and_pattern() {
-        let two = "[[gate]]\nmatch = \"*\"\nmetric = \"m\"\nmax = 1\n[[gate]]\nmatch = \"re:(\"\nmetric = \"m\"\nmax = 1\n";
+        let two =
+            "[[gate]]\nmatch = \"*\"\nmetric = \"m\"\nmax = 1\n[[gate]]\nmatch = \"re:(\"\nmetric = \"m\"\nmax = 1\n";
         let msg = usage_message(two);
         assert!(msg.contains("rule #2") && msg.contains("`(`"), "{msg}");
         let msg = usage_message("[[gate]]\nmatch = \"stride/[\"\nmetric = \"m\"\nmax = 1\n");
@@ -605,10 +519,7 @@ severity = "warn"
     #[test]
     fn kernel_names_match_too() {
         let rules = parse("[[gate]]\nmatch = \"gemm<*\"\nmetric = \"m\"\nmax = 1\n").unwrap();
-        assert!(rules[0].matches_row(
-            "void gemm<float, 128>(const float*, float*, int)",
-            "gemm<float, 128>"
-        ));
+        assert!(rules[0].matches_row("void gemm<float, 128>(const float*, float*, int)", "gemm<float, 128>"));
     }
 
     #[test]

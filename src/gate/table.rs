@@ -4,17 +4,11 @@
 use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, Report, Verdict};
 
-const HEADERS: [&str; 8] = [
-    "STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS",
-];
+const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS"];
 
 /// Render the report; `color` adds ANSI colour to the status words only.
 pub fn render(report: &Report, color: bool) -> String {
-    let mut out = format!(
-        "coalprof check: {} ({})\n",
-        report.headline(),
-        report.tally()
-    );
+    let mut out = format!("coalprof check: {} ({})\n", report.headline(), report.tally());
     let sorted = report.sorted();
     if sorted.is_empty() {
         return out;
@@ -31,20 +25,11 @@ pub fn render(report: &Report, color: bool) -> String {
     for (r, c) in rows.iter().zip(&sorted) {
         out.push_str(&line(r, &widths, color.then_some(c.verdict)));
     }
-    let notable: Vec<&&Check> = sorted
-        .iter()
-        .filter(|c| c.verdict != Verdict::Pass)
-        .collect();
+    let notable: Vec<&&Check> = sorted.iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {
         out.push('\n');
         for c in notable {
-            out.push_str(&format!(
-                "{}: {} {}: {}\n",
-                c.verdict.as_str(),
-                c.row,
-                c.metric,
-                c.message
-            ));
+            out.push_str(&format!("{}: {} {}: {}\n", c.verdict.as_str(), c.row, c.metric, c.message));
         }
     }
     out

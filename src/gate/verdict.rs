@@ -133,14 +133,7 @@ impl Report {
     pub fn tally(&self) -> String {
         let parts = [
             (Verdict::Fail, "failed"),
-            (
-                Verdict::Warn,
-                if self.count(Verdict::Warn) == 1 {
-                    "warning"
-                } else {
-                    "warnings"
-                },
-            ),
+            (Verdict::Warn, if self.count(Verdict::Warn) == 1 { "warning" } else { "warnings" }),
             (Verdict::Pass, "passed"),
             (Verdict::New, "new"),
             (Verdict::Missing, "missing"),
@@ -148,11 +141,7 @@ impl Report {
         ];
         let text: Vec<String> = parts
             .iter()
-            .filter_map(|(v, word)| {
-                Some(self.count(*v))
-                    .filter(|n| *n > 0)
-                    .map(|n| format!("{n} {word}"))
-            })
+            .filter_map(|(v, word)| Some(self.count(*v)).filter(|n| *n > 0).map(|n| format!("{n} {word}")))
             .collect();
         if text.is_empty() {
             "no checks".to_string()
@@ -228,9 +217,7 @@ pub fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Baseline>)
     let mut current: BTreeSet<(String, String)> = BTreeSet::new();
     let mut environments: BTreeMap<String, EnvironmentInfo> = BTreeMap::new();
     for (arch, key, row, provenance) in identify(inputs) {
-        environments
-            .entry(arch.clone())
-            .or_insert_with(|| env_info(&arch, provenance));
+        environments.entry(arch.clone()).or_insert_with(|| env_info(&arch, provenance));
         let before = checks.len();
         for metric in metrics_for(rules, &key, row) {
             let Some(eff) = Effective::resolve(rules, &key, &row.kernel, &metric) else {
@@ -240,15 +227,7 @@ pub fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Baseline>)
                 continue;
             }
             let b = baseline.and_then(|bl| bl.get(&arch, &key, &metric));
-            checks.push(check_row(
-                &arch,
-                &key,
-                row,
-                &metric,
-                &eff,
-                b,
-                baseline.is_some(),
-            ));
+            checks.push(check_row(&arch, &key, row, &metric, &eff, b, baseline.is_some()));
         }
         matched_rows += usize::from(checks.len() > before);
         current.insert((arch, key));
@@ -267,11 +246,7 @@ pub fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Baseline>)
 fn env_info(arch: &str, p: &Provenance) -> EnvironmentInfo {
     EnvironmentInfo {
         arch: arch.to_string(),
-        backend: if arch == "model" {
-            "model".to_string()
-        } else {
-            p.backend.clone()
-        },
+        backend: if arch == "model" { "model".to_string() } else { p.backend.clone() },
         gpu: p.gpu.clone(),
         ncu_version: p.ncu_version.clone(),
     }
@@ -286,12 +261,7 @@ fn metrics_for(rules: &[Rule], key: &str, row: &Row) -> BTreeSet<String> {
             Some(m) => {
                 out.insert(m.to_string());
             }
-            None => out.extend(
-                row.metrics
-                    .keys()
-                    .filter(|m| rule.matches_metric(m))
-                    .cloned(),
-            ),
+            None => out.extend(row.metrics.keys().filter(|m| rule.matches_metric(m)).cloned()),
         }
     }
     out
@@ -324,13 +294,7 @@ fn check_row(
     b: Option<f64>,
     has_baseline: bool,
 ) -> Check {
-    let mut d = Draft {
-        problems: Vec::new(),
-        notes: Vec::new(),
-        new: false,
-        skipped: None,
-        eff,
-    };
+    let mut d = Draft { problems: Vec::new(), notes: Vec::new(), new: false, skipped: None, eff };
     let c = row.metric(metric);
     match c {
         None => d.skipped = Some(absent_reason(row, metric)),
@@ -344,17 +308,9 @@ fn check_row(
 }
 
 fn absent_reason(row: &Row, metric: &str) -> String {
-    let why: Vec<&str> = row
-        .notes
-        .iter()
-        .filter(|n| n.contains(metric))
-        .map(String::as_str)
-        .collect();
+    let why: Vec<&str> = row.notes.iter().filter(|n| n.contains(metric)).map(String::as_str).collect();
     if why.is_empty() {
-        format!(
-            "`{metric}` is absent from this row ({} values)",
-            source_word(row)
-        )
+        format!("`{metric}` is absent from this row ({} values)", source_word(row))
     } else {
         format!("`{metric}` is absent from this row: {}", why.join("; "))
     }
@@ -371,12 +327,7 @@ fn absolute(d: &mut Draft, metric: &str, c: f64) {
     if let Some((max, rule)) = d.eff.max {
         if beyond(c, max) {
             d.problems.push((
-                format!(
-                    "{metric} {} > {} (max, {})",
-                    fmt_num(c),
-                    fmt_num(max),
-                    rule.describe()
-                ),
+                format!("{metric} {} > {} (max, {})", fmt_num(c), fmt_num(max), rule.describe()),
                 Some(rule.location.clone()),
             ));
         }
@@ -384,12 +335,7 @@ fn absolute(d: &mut Draft, metric: &str, c: f64) {
     if let Some((min, rule)) = d.eff.min {
         if beyond(min, c) {
             d.problems.push((
-                format!(
-                    "{metric} {} < {} (min, {})",
-                    fmt_num(c),
-                    fmt_num(min),
-                    rule.describe()
-                ),
+                format!("{metric} {} < {} (min, {})", fmt_num(c), fmt_num(min), rule.describe()),
                 Some(rule.location.clone()),
             ));
         }
@@ -406,33 +352,20 @@ fn relative(d: &mut Draft, metric: &str, c: f64, b: Option<f64>, has_baseline: b
             "regress = \"{}\" ({}) contradicts `{metric}`, where {} is better",
             regress.display(),
             rule.describe(),
-            if dir == Direction::Lower {
-                "lower"
-            } else {
-                "higher"
-            }
+            if dir == Direction::Lower { "lower" } else { "higher" }
         ));
         return;
     }
     let Some(b) = b else {
         if has_baseline {
             d.new = true;
-            d.notes.push(format!(
-                "no baseline for `{metric}` in `{arch}`: record it with `coalprof baseline update`"
-            ));
+            d.notes.push(format!("no baseline for `{metric}` in `{arch}`: record it with `coalprof baseline update`"));
         } else if d.eff.max.is_none() && d.eff.min.is_none() {
-            d.skipped = Some(format!(
-                "no baseline given for regress = \"{}\"",
-                regress.display()
-            ));
+            d.skipped = Some(format!("no baseline given for regress = \"{}\"", regress.display()));
         }
         return;
     };
-    let worse = if dir == Direction::Lower {
-        c - b
-    } else {
-        b - c
-    };
+    let worse = if dir == Direction::Lower { c - b } else { b - c };
     let tolerance = regress.fraction * b.abs();
     let significant = |delta: f64| delta > 0.0 && reaches(delta, d.eff.min_delta);
     if significant(worse) && (b == 0.0 || beyond(worse, tolerance)) {
@@ -446,16 +379,9 @@ fn relative(d: &mut Draft, metric: &str, c: f64, b: Option<f64>, has_baseline: b
                 fmt_num((c - b) / b.abs() * 100.0),
                 fmt_num(b),
                 regress.display()
-            ) + &if d.eff.min_delta > 0.0 {
-                format!(", min_delta {})", fmt_num(d.eff.min_delta))
-            } else {
-                ")".into()
-            }
+            ) + &if d.eff.min_delta > 0.0 { format!(", min_delta {})", fmt_num(d.eff.min_delta)) } else { ")".into() }
         };
-        d.problems.push((
-            format!("{what} ({})", rule.describe()),
-            Some(rule.location.clone()),
-        ));
+        d.problems.push((format!("{what} ({})", rule.describe()), Some(rule.location.clone())));
     } else if significant(-worse) && b != 0.0 && beyond(-worse, tolerance) {
         d.notes.push(format!(
             "improved: {} vs baseline {}; run `coalprof baseline update` to lock it in",
@@ -478,32 +404,15 @@ fn finish(
 ) -> Check {
     let eff = d.eff;
     let (verdict, message, location) = if !d.problems.is_empty() {
-        let v = if eff.severity == Severity::Fail {
-            Verdict::Fail
-        } else {
-            Verdict::Warn
-        };
-        let msg = d
-            .problems
-            .iter()
-            .map(|(p, _)| p.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
+        let v = if eff.severity == Severity::Fail { Verdict::Fail } else { Verdict::Warn };
+        let msg = d.problems.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join("; ");
         (v, msg, d.problems[0].1.clone())
     } else if let Some(why) = d.skipped.clone() {
         (Verdict::Skipped, why, eff.last.map(|r| r.location.clone()))
     } else if d.new {
-        (
-            Verdict::New,
-            d.notes[0].clone(),
-            eff.regress.map(|(_, r)| r.location.clone()),
-        )
+        (Verdict::New, d.notes[0].clone(), eff.regress.map(|(_, r)| r.location.clone()))
     } else {
-        let msg = d
-            .notes
-            .first()
-            .cloned()
-            .unwrap_or_else(|| format!("{metric} within {}", eff.describe_limits()));
+        let msg = d.notes.first().cloned().unwrap_or_else(|| format!("{metric} within {}", eff.describe_limits()));
         (Verdict::Pass, msg, eff.last.map(|r| r.location.clone()))
     };
     let mut details = vec![
@@ -517,11 +426,7 @@ fn finish(
         format!(
             "limits: {} (severity {})",
             eff.describe_limits(),
-            if eff.severity == Severity::Fail {
-                "fail"
-            } else {
-                "warn"
-            }
+            if eff.severity == Severity::Fail { "fail" } else { "warn" }
         ),
     ];
     details.extend(d.problems.iter().map(|(p, _)| format!("violated: {p}")));
@@ -552,16 +457,8 @@ fn missing_checks(
     current: &BTreeSet<(String, String)>,
 ) -> Vec<Check> {
     let mut out = Vec::new();
-    for (arch, env) in baseline
-        .environments
-        .iter()
-        .filter(|(a, _)| environments.contains_key(*a))
-    {
-        for (key, values) in env
-            .rows
-            .iter()
-            .filter(|(k, _)| !current.contains(&(arch.clone(), (*k).clone())))
-        {
+    for (arch, env) in baseline.environments.iter().filter(|(a, _)| environments.contains_key(*a)) {
+        for (key, values) in env.rows.iter().filter(|(k, _)| !current.contains(&(arch.clone(), (*k).clone()))) {
             for (metric, b) in values {
                 let Some(eff) = Effective::resolve(rules, key, key, metric) else {
                     continue;
@@ -617,11 +514,7 @@ mod tests {
     }
 
     fn run(rows: Vec<Row>) -> Results {
-        let p = Provenance {
-            backend: "ncu".into(),
-            compute_capability: Some("9.0".into()),
-            ..Default::default()
-        };
+        let p = Provenance { backend: "ncu".into(), compute_capability: Some("9.0".into()), ..Default::default() };
         Results::new(p, rows)
     }
 
@@ -645,13 +538,9 @@ mod tests {
 
     /// The single check produced for one row with one value.
     fn verdict(rule: &str, c: Option<f64>, b: Option<f64>, metric: &str) -> Check {
-        let r = rules(&format!(
-            "[[gate]]\nmatch = \"*\"\nmetric = \"{metric}\"\n{rule}\n"
-        ));
+        let r = rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{metric}\"\n{rule}\n"));
         let metrics: Vec<(&str, f64)> = c.map(|c| vec![(metric, c)]).unwrap_or_default();
-        let bl = b
-            .map(|b| baseline(&[("p/v", metric, b)]))
-            .unwrap_or_else(|| baseline(&[]));
+        let bl = b.map(|b| baseline(&[("p/v", metric, b)])).unwrap_or_else(|| baseline(&[]));
         let report = evaluate(&r, &[run(vec![row("p/v", &metrics)])], Some(&bl));
         assert_eq!(report.checks.len(), 1, "{:#?}", report.checks);
         report.checks[0].clone()
@@ -666,15 +555,9 @@ mod tests {
         assert_eq!(v("max = 4.5", 4.5, None), Verdict::Pass);
         assert_eq!(v("max = 4.5", 4.51, None), Verdict::Fail);
         assert_eq!(v("min = 4", 3.99, None), Verdict::Fail);
-        assert_eq!(
-            v("max = 4.5\nseverity = \"warn\"", 8.0, None),
-            Verdict::Warn
-        );
+        assert_eq!(v("max = 4.5\nseverity = \"warn\"", 8.0, None), Verdict::Warn);
         let c = verdict("max = 4.5", Some(32.0), None, M);
-        assert_eq!(
-            c.message,
-            "global_load_sectors_per_request 32 > 4.5 (max, rule #1 at metrics.toml:1)"
-        );
+        assert_eq!(c.message, "global_load_sectors_per_request 32 > 4.5 (max, rule #1 at metrics.toml:1)");
     }
 
     #[test]
@@ -683,16 +566,10 @@ mod tests {
         assert_eq!(v(r, 4.2, Some(4.0)), Verdict::Pass, "exactly +5% passes");
         assert_eq!(v(r, 4.21, Some(4.0)), Verdict::Fail);
         assert_eq!(v(r, 3.0, Some(4.0)), Verdict::Pass, "an improvement passes");
-        assert!(verdict(r, Some(3.0), Some(4.0), M)
-            .message
-            .contains("improved"));
+        assert!(verdict(r, Some(3.0), Some(4.0), M).message.contains("improved"));
         let c = verdict(r, Some(8.0), Some(4.0), M);
         assert_eq!(c.change_text(), "+100%");
-        assert!(
-            c.message.contains("+100% vs baseline 4 (allowed +5%)"),
-            "{}",
-            c.message
-        );
+        assert!(c.message.contains("+100% vs baseline 4 (allowed +5%)"), "{}", c.message);
     }
 
     #[test]
@@ -700,11 +577,7 @@ mod tests {
         let r = "regress = \"+0%\"\nmin_delta = 0.05";
         assert_eq!(v(r, 4.04, Some(4.0)), Verdict::Pass, "below the floor");
         assert_eq!(v(r, 4.05, Some(4.0)), Verdict::Fail, "at the floor");
-        assert_eq!(
-            v("regress = \"+0%\"", 4.0001, Some(4.0)),
-            Verdict::Fail,
-            "+0% with no floor: any rise"
-        );
+        assert_eq!(v("regress = \"+0%\"", 4.0001, Some(4.0)), Verdict::Fail, "+0% with no floor: any rise");
     }
 
     #[test]
@@ -714,17 +587,9 @@ mod tests {
         assert_eq!(v(r, 0.4, Some(0.0)), Verdict::Pass, "below min_delta");
         let c = verdict(r, Some(1.0), Some(0.0), M);
         assert_eq!(c.verdict, Verdict::Fail);
-        assert!(
-            c.message.contains("0 → 1 against a zero baseline"),
-            "{}",
-            c.message
-        );
+        assert!(c.message.contains("0 → 1 against a zero baseline"), "{}", c.message);
         assert_eq!(c.change_text(), "0 → 1");
-        assert_eq!(
-            v("regress = \"+5%\"", 1e-6, Some(0.0)),
-            Verdict::Fail,
-            "no floor: any rise from 0"
-        );
+        assert_eq!(v("regress = \"+5%\"", 1e-6, Some(0.0)), Verdict::Fail, "no floor: any rise from 0");
     }
 
     #[test]
@@ -734,10 +599,7 @@ mod tests {
         assert_eq!(verdict(r, Some(0.5), Some(1.0), m).verdict, Verdict::Fail);
         assert_eq!(verdict(r, Some(0.96), Some(1.0), m).verdict, Verdict::Pass);
         assert_eq!(verdict(r, Some(1.5), Some(1.0), m).verdict, Verdict::Pass);
-        assert_eq!(
-            verdict("min = 0.9", Some(0.5), None, m).verdict,
-            Verdict::Fail
-        );
+        assert_eq!(verdict("min = 0.9", Some(0.5), None, m).verdict, Verdict::Fail);
     }
 
     #[test]
@@ -745,11 +607,7 @@ mod tests {
         assert_eq!(v("regress = \"+5%\"", 4.0, None), Verdict::New);
         assert_eq!(v("regress = \"+5%\"\nmax = 4.5", 4.0, None), Verdict::New);
         assert_eq!(v("regress = \"+5%\"\nmax = 4.5", 8.0, None), Verdict::Fail);
-        assert_eq!(
-            v("max = 4.5", 4.0, None),
-            Verdict::Pass,
-            "no regress rule: nothing is new"
-        );
+        assert_eq!(v("max = 4.5", 4.0, None), Verdict::Pass, "no regress rule: nothing is new");
     }
 
     #[test]
@@ -757,57 +615,34 @@ mod tests {
         let c = verdict("max = 4.5", None, None, M);
         assert_eq!(c.verdict, Verdict::Skipped);
         assert!(c.message.contains("absent"), "{}", c.message);
-        assert_eq!(
-            verdict("max = 4.5", Some(f64::NAN), None, M).verdict,
-            Verdict::Skipped
-        );
+        assert_eq!(verdict("max = 4.5", Some(f64::NAN), None, M).verdict, Verdict::Skipped);
         let mut r = row("p/v", &[]);
-        r.notes.push(format!(
-            "{M} needs the _op_ld counters, which this ncu lacks"
-        ));
-        let report = evaluate(
-            &rules(&format!(
-                "[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 1\n"
-            )),
-            &[run(vec![r])],
-            None,
-        );
+        r.notes.push(format!("{M} needs the _op_ld counters, which this ncu lacks"));
+        let report =
+            evaluate(&rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 1\n")), &[run(vec![r])], None);
         assert!(report.checks[0].message.contains("which this ncu lacks"));
     }
 
     #[test]
     fn regress_without_any_baseline_is_skipped() {
-        let r = rules(&format!(
-            "[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nregress = \"+5%\"\n"
-        ));
+        let r = rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nregress = \"+5%\"\n"));
         let report = evaluate(&r, &[run(vec![row("p/v", &[(M, 4.0)])])], None);
         assert_eq!(report.checks[0].verdict, Verdict::Skipped);
     }
 
     #[test]
     fn missing_when_a_baseline_row_is_gone() {
-        let r = rules(&format!(
-            "[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nregress = \"+5%\"\n"
-        ));
+        let r = rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nregress = \"+5%\"\n"));
         let bl = baseline(&[("p/v", M, 4.0), ("p/gone", M, 4.0)]);
         let report = evaluate(&r, &[run(vec![row("p/v", &[(M, 4.0)])])], Some(&bl));
-        let verdicts: Vec<_> = report
-            .checks
-            .iter()
-            .map(|c| (c.row.as_str(), c.verdict))
-            .collect();
-        assert_eq!(
-            verdicts,
-            [("p/v", Verdict::Pass), ("p/gone", Verdict::Missing)]
-        );
+        let verdicts: Vec<_> = report.checks.iter().map(|c| (c.row.as_str(), c.verdict)).collect();
+        assert_eq!(verdicts, [("p/v", Verdict::Pass), ("p/gone", Verdict::Missing)]);
         assert!(!report.failed());
     }
 
     #[test]
     fn predicted_rows_use_the_model_section_and_nothing_matched_is_counted() {
-        let r = rules(&format!(
-            "[[gate]]\nmatch = \"stride/*\"\nmetric = \"{M}\"\nmax = 4.5\n"
-        ));
+        let r = rules(&format!("[[gate]]\nmatch = \"stride/*\"\nmetric = \"{M}\"\nmax = 4.5\n"));
         let mut p = row("stride/s2", &[(M, 8.0)]);
         p.source = Source::Predicted;
         let report = evaluate(&r, &[run(vec![p, row("other/x", &[(M, 8.0)])])], None);
@@ -819,17 +654,8 @@ mod tests {
 
     #[test]
     fn sorted_puts_failures_first() {
-        let r = rules(&format!(
-            "[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 4.5\n"
-        ));
-        let report = evaluate(
-            &r,
-            &[run(vec![
-                row("a/ok", &[(M, 4.0)]),
-                row("b/bad", &[(M, 8.0)]),
-            ])],
-            None,
-        );
+        let r = rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 4.5\n"));
+        let report = evaluate(&r, &[run(vec![row("a/ok", &[(M, 4.0)]), row("b/bad", &[(M, 8.0)])])], None);
         let order: Vec<_> = report.sorted().iter().map(|c| c.verdict).collect();
         assert_eq!(order, [Verdict::Fail, Verdict::Pass]);
         assert_eq!(report.tally(), "1 failed, 1 passed");
@@ -837,23 +663,8 @@ mod tests {
 
     #[test]
     fn natural_order() {
-        let mut v = vec![
-            "stride/stride_16",
-            "stride/stride_2",
-            "stride/stride_1",
-            "a10",
-            "a9b",
-        ];
+        let mut v = vec!["stride/stride_16", "stride/stride_2", "stride/stride_1", "a10", "a9b"];
         v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(
-            v,
-            [
-                "a9b",
-                "a10",
-                "stride/stride_1",
-                "stride/stride_2",
-                "stride/stride_16"
-            ]
-        );
+        assert_eq!(v, ["a9b", "a10", "stride/stride_1", "stride/stride_2", "stride/stride_16"]);
     }
 }

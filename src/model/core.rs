@@ -447,7 +447,8 @@ mod tests {
     #[test]
     fn fast_mod_is_exact() {
         let xs = [0u32, 1, 2, 3, 7, 1000, 0x5eed, 1 << 31, (1 << 31) - 1, u32::MAX - 1, u32::MAX];
-        let ds = [1u64, 2, 3, 5, 7, 1000, 25_000, 1 << 28, (1 << 28) + 1, 3 << 29, u64::from(u32::MAX), 1 << 32, 1 << 40];
+        let ds =
+            [1u64, 2, 3, 5, 7, 1000, 25_000, 1 << 28, (1 << 28) + 1, 3 << 29, u64::from(u32::MAX), 1 << 32, 1 << 40];
         for &d in &ds {
             let f = FastMod::new(d);
             for &x in &xs {

@@ -8,7 +8,9 @@
 //! L2 read. This is the "reuse within the same CTA hits" approximation of metric-semantics
 //! §1.1; it does not depend on the L2 fetch granularity.
 
-use super::core::{chunks, ideal_sectors, ideal_wavefronts, partial_sectors, shared_wavefronts, Distinct, WarpAccess, SECTOR};
+use super::core::{
+    chunks, ideal_sectors, ideal_wavefronts, partial_sectors, shared_wavefronts, Distinct, WarpAccess, SECTOR,
+};
 
 /// Totals of one kind of global instruction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

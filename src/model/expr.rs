@@ -238,11 +238,17 @@ impl Layout {
             let ok_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !ok_name {
-                return Err(ExprError { message: format!("`{name}` is not a variable name"), column: None, context: None });
+                return Err(ExprError {
+                    message: format!("`{name}` is not a variable name"),
+                    column: None,
+                    context: None,
+                });
             }
             if name == "lane" || name == "tid" {
                 return Err(ExprError {
-                    message: format!("`{name}` is built in (lane is 0..32, tid = warp * 32 + lane); bind `warp` instead"),
+                    message: format!(
+                        "`{name}` is built in (lane is 0..32, tid = warp * 32 + lane); bind `warp` instead"
+                    ),
                     column: None,
                     context: None,
                 });
@@ -255,7 +261,11 @@ impl Layout {
                 let lo = eval_const(&parse(a).map_err(|e| ctx(name, e))?, &consts).map_err(|e| ctx(name, e))?;
                 let hi = eval_const(&parse(b).map_err(|e| ctx(name, e))?, &consts).map_err(|e| ctx(name, e))?;
                 if hi <= lo {
-                    return Err(ExprError { message: format!("empty range {lo}..{hi}"), column: None, context: Some(format!("in `{name}=`")) });
+                    return Err(ExprError {
+                        message: format!("empty range {lo}..{hi}"),
+                        column: None,
+                        context: Some(format!("in `{name}=`")),
+                    });
                 }
                 loops.push((name.to_string(), lo, hi));
             } else {
@@ -302,7 +312,13 @@ impl Layout {
                     }
                     return self.eval(x, env, depth + 1);
                 }
-                Err(err(format!("unknown variable `{name}` (built-ins: {}; bind others as {name}=VALUE or {name}=A..B)", BUILTINS.join(", ")), *pos))
+                Err(err(
+                    format!(
+                        "unknown variable `{name}` (built-ins: {}; bind others as {name}=VALUE or {name}=A..B)",
+                        BUILTINS.join(", ")
+                    ),
+                    *pos,
+                ))
             }
             Expr::Bin { op, lhs, rhs, pos } => {
                 let (a, b) = (self.eval(lhs, env, depth)?, self.eval(rhs, env, depth)?);
@@ -355,9 +371,18 @@ pub const MAX_INSTRUCTIONS: u64 = 1 << 22;
 /// `…_instructions`, `amplification` (bytes moved in sectors / bytes requested, per request)
 /// and `dram_amplification` (distinct sectors over all instructions × 32 / distinct bytes
 /// requested: what is left when every sector is fetched once). Shared: `shared_load_*`.
-pub fn analyze_layout(expr: &str, bindings: &[(String, String)], element_bytes: u32, shared: bool) -> Result<Prediction, ExprError> {
+pub fn analyze_layout(
+    expr: &str,
+    bindings: &[(String, String)],
+    element_bytes: u32,
+    shared: bool,
+) -> Result<Prediction, ExprError> {
     if ![1, 2, 4, 8, 16].contains(&element_bytes) {
-        return Err(ExprError { message: format!("element size {element_bytes} B: use 1, 2, 4, 8 or 16"), column: None, context: None });
+        return Err(ExprError {
+            message: format!("element size {element_bytes} B: use 1, 2, 4, 8 or 16"),
+            column: None,
+            context: None,
+        });
     }
     let layout = Layout::new(expr, bindings)?;
     let n = layout.instructions();
@@ -432,7 +457,10 @@ pub fn analyze_layout(expr: &str, bindings: &[(String, String)], element_bytes: 
         m.insert("shared_load_wavefronts_per_instruction".into(), wavefronts as f64 / r);
         m.insert("shared_load_ideal_wavefronts_per_instruction".into(), ideal_wf as f64 / r);
         m.insert("shared_load_bank_conflicts".into(), (wavefronts - ideal_wf) as f64);
-        p.notes.push("shared memory: 32 banks x 4 B; lanes reading one 32-bit word broadcast; 64/128-bit accesses in 2/4 phases".into());
+        p.notes.push(
+            "shared memory: 32 banks x 4 B; lanes reading one 32-bit word broadcast; 64/128-bit accesses in 2/4 phases"
+                .into(),
+        );
     } else {
         m.insert("global_load_requests".into(), r);
         m.insert("global_load_instructions".into(), r);
@@ -443,7 +471,10 @@ pub fn analyze_layout(expr: &str, bindings: &[(String, String)], element_bytes: 
         m.insert("global_load_sector_efficiency".into(), requested as f64 / (sectors * 32) as f64);
         m.insert("amplification".into(), (sectors * 32) as f64 / requested as f64);
         if collect_unique {
-            m.insert("dram_amplification".into(), (all_sectors.len() as u64 * 32) as f64 / (all_bytes.len() as u64 * eb) as f64);
+            m.insert(
+                "dram_amplification".into(),
+                (all_sectors.len() as u64 * 32) as f64 / (all_bytes.len() as u64 * eb) as f64,
+            );
         } else {
             p.notes.push("too many distinct sectors to count dram_amplification".into());
         }
@@ -455,7 +486,9 @@ pub fn analyze_layout(expr: &str, bindings: &[(String, String)], element_bytes: 
 /// Splits a `name=value` argument.
 pub fn parse_binding(arg: &str) -> Result<(String, String), ExprError> {
     match arg.split_once('=') {
-        Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((n.trim().to_string(), v.trim().to_string()))
+        }
         _ => Err(ExprError { message: format!("`{arg}` is not `name=value`"), column: None, context: None }),
     }
 }

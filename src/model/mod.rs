@@ -38,7 +38,9 @@ mod reference;
 #[cfg(test)]
 mod tests;
 
-pub use self::core::{footprint, ideal_sectors, ideal_wavefronts, shared_wavefronts, unique_blocks_affine, Footprint, WarpAccess};
+pub use self::core::{
+    footprint, ideal_sectors, ideal_wavefronts, shared_wavefronts, unique_blocks_affine, Footprint, WarpAccess,
+};
 pub use self::engine::{GlobalTotals, SharedTotals, Totals};
 pub use self::expr::{analyze_layout, ExprError, Layout};
 
@@ -153,7 +155,10 @@ pub fn predict(v: &Variant, s: &ModelSettings) -> Prediction {
     let n = &mut p.notes;
     n.push(format!("predicted by the address model (sm_70+ rules), L2 fetch granularity {g} B"));
     if o.totals.ld.instructions > 0 {
-        n.push("l2_read_sectors counts distinct 32-B load sectors per CTA (L1 reuse within a block, none across blocks)".into());
+        n.push(
+            "l2_read_sectors counts distinct 32-B load sectors per CTA (L1 reuse within a block, none across blocks)"
+                .into(),
+        );
     }
     if o.totals.partial_store_sectors > 0 {
         n.push(format!(

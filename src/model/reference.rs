@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::engine::{GlobalTotals, SharedTotals, Totals};
-use crate::patterns::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth, Variant};
+use crate::patterns::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Kind {

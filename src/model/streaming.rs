@@ -19,11 +19,11 @@
 //!
 //! Buffers are `cudaMalloc`ed, 256-byte aligned: addresses below are byte offsets into them.
 
-use super::core::{unique_blocks_affine, WarpAccess};
 #[cfg(test)]
 use super::core::Bitset;
+use super::core::{unique_blocks_affine, WarpAccess};
 use super::engine::{Cta, Kernel};
-use crate::patterns::{hash32, Spec, VecWidth, Variant};
+use crate::patterns::{hash32, Spec, Variant, VecWidth};
 
 /// Where item `j`'s load goes.
 #[derive(Debug, Clone, Copy)]

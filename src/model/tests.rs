@@ -170,15 +170,19 @@ fn dram_granularity_and_amplification() {
 #[test]
 fn interview_question_4_both_kv_layouts() {
     let binds = |extra: &[(&str, &str)]| {
-        let mut v: Vec<(String, String)> =
-            vec![("block_size".into(), "16".into()), ("n_kv_heads".into(), "8".into()), ("head_dim".into(), "128".into())];
+        let mut v: Vec<(String, String)> = vec![
+            ("block_size".into(), "16".into()),
+            ("n_kv_heads".into(), "8".into()),
+            ("head_dim".into(), "128".into()),
+        ];
         v.extend(extra.iter().map(|(a, b)| (a.to_string(), b.to_string())));
         v
     };
     let vars = binds(&[("block", "0..4"), ("offset", "0..16"), ("h", "0..8"), ("t", "tid"), ("warp", "0..4")]);
     let l1 = "((block * block_size + offset) * n_kv_heads + h) * head_dim + t";
     let l2 = "((block * n_kv_heads + h) * head_dim + t) * block_size + offset";
-    let spr = |e: &str, bytes| analyze_layout(e, &vars, bytes, false).unwrap().metrics["global_load_sectors_per_request"];
+    let spr =
+        |e: &str, bytes| analyze_layout(e, &vars, bytes, false).unwrap().metrics["global_load_sectors_per_request"];
     assert_eq!(spr(l1, 4), 4.0);
     assert_eq!(spr(l1, 2), 2.0);
     assert_eq!(spr(l2, 4), 32.0);

@@ -1,6 +1,6 @@
 //! The variants of every built-in pattern, sized from one number (`--size`).
 
-use super::spec::{Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, VecWidth, Variant};
+use super::spec::{Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
 use super::Pattern;
 
 /// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
@@ -60,7 +60,15 @@ pub fn variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
     }
 }
 
-fn variant(pattern: Pattern, name: &str, kernel: &'static str, launch: Launch, access_bytes: u32, bytes: (u64, u64), spec: Spec) -> Variant {
+fn variant(
+    pattern: Pattern,
+    name: &str,
+    kernel: &'static str,
+    launch: Launch,
+    access_bytes: u32,
+    bytes: (u64, u64),
+    spec: Spec,
+) -> Variant {
     Variant {
         pattern,
         name: name.to_string(),

@@ -10,7 +10,7 @@ mod catalogue;
 mod spec;
 
 pub use catalogue::{variants, Sizing, DEFAULT_SIZE_BYTES};
-pub use spec::{hash32, Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, VecWidth, Variant};
+pub use spec::{hash32, Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
 
 use std::fmt;
 use std::str::FromStr;
@@ -71,7 +71,9 @@ impl Pattern {
             Pattern::Broadcast => "every lane reads one word: 1 sector/request, not pathological",
             Pattern::Gather => "random in[hash(i)] vs embedding rows vs a sequential read of the same bytes",
             Pattern::Vector => "float / float2 / float4 / half8 loads; misaligned float4 falls back to scalar",
-            Pattern::KvLayout => "decode-attention K read: [blocks, block, heads, dim] vs [blocks, heads, dim, block]: 16x in fp16",
+            Pattern::KvLayout => {
+                "decode-attention K read: [blocks, block, heads, dim] vs [blocks, heads, dim, block]: 16x in fp16"
+            }
             Pattern::BankConflicts => "t[tid][0] on [32][32] is 32-way, [32][33] is conflict-free; tiled transpose",
             Pattern::Column => "row-major matrix: summing along rows (one thread per row) vs along columns",
         }
@@ -93,9 +95,6 @@ impl FromStr for Pattern {
     type Err = UnknownPattern;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().replace('_', "-");
-        Pattern::ALL
-            .into_iter()
-            .find(|p| p.name() == wanted)
-            .ok_or_else(|| UnknownPattern(s.to_string()))
+        Pattern::ALL.into_iter().find(|p| p.name() == wanted).ok_or_else(|| UnknownPattern(s.to_string()))
     }
 }

@@ -245,11 +245,9 @@ impl Variant {
                 ("seed", json!(seed)),
                 ("order", json!(if *random { "random" } else { "sequential" })),
             ],
-            Spec::Vector { width, m, base_offset, .. } => vec![
-                ("width", json!(width.name())),
-                ("vectors", json!(m)),
-                ("base_offset_bytes", json!(base_offset)),
-            ],
+            Spec::Vector { width, m, base_offset, .. } => {
+                vec![("width", json!(width.name())), ("vectors", json!(m)), ("base_offset_bytes", json!(base_offset))]
+            }
             Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } => vec![
                 ("layout", json!(layout.name())),
                 ("dtype", json!(dtype.name())),

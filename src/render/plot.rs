@@ -64,8 +64,12 @@ struct Sweep {
 
 fn sweep(pattern: &str) -> Option<Sweep> {
     match pattern {
-        "stride" => Some(Sweep { param: "stride", log2: true, axis: "stride between neighbouring lanes (floats, log2 axis)" }),
-        "offset" => Some(Sweep { param: "offset", log2: false, axis: "offset of the first element (floats, 4 B each)" }),
+        "stride" => {
+            Some(Sweep { param: "stride", log2: true, axis: "stride between neighbouring lanes (floats, log2 axis)" })
+        }
+        "offset" => {
+            Some(Sweep { param: "offset", log2: false, axis: "offset of the first element (floats, 4 B each)" })
+        }
         _ => None,
     }
 }
@@ -111,7 +115,8 @@ fn kinds(pattern: &str, rows: &[&Row]) -> Vec<Kind> {
     let mut out = Vec::new();
     match sweep(pattern) {
         Some(s) => {
-            let swept: Vec<&Row> = rows.iter().copied().filter(|r| param(r, s.param).is_some_and(|x| !s.log2 || x > 0.0)).collect();
+            let swept: Vec<&Row> =
+                rows.iter().copied().filter(|r| param(r, s.param).is_some_and(|x| !s.log2 || x > 0.0)).collect();
             if has(&swept, SECTORS) {
                 out.push(Kind::Headline);
             }
@@ -203,7 +208,11 @@ enum Swatch {
 
 /// The title, then a legend row under it (outside the plot, so it never covers data); returns
 /// the area left for the chart.
-fn frame<'a>(root: &DrawingArea<SVGBackend<'a>, Shift>, title: &str, legend: &[(String, Swatch)]) -> DrawResult<DrawingArea<SVGBackend<'a>, Shift>> {
+fn frame<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+    legend: &[(String, Swatch)],
+) -> DrawResult<DrawingArea<SVGBackend<'a>, Shift>> {
     let body = root.titled(title, (FONT, 19).into_font().color(&BLACK)).map_err(text)?;
     let (strip, body) = body.split_vertically(22);
     let font = (FONT, 15).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
@@ -288,7 +297,13 @@ impl<R: Ranged<ValueType = f64>> ValueFormatter<f64> for Keyed<R> {
     }
 }
 
-fn draw_sweep(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, s: &Sweep, rows: &[&Row], kind: Kind) -> DrawResult<()> {
+fn draw_sweep(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    pattern: &str,
+    s: &Sweep,
+    rows: &[&Row],
+    kind: Kind,
+) -> DrawResult<()> {
     let (key, scale, y_desc, what) = match kind {
         Kind::Headline => (SECTORS, 1.0, "global load sectors / request (32 B sectors)", "load sectors per request"),
         Kind::Bandwidth => (BANDWIDTH, 1e-9, "useful bandwidth (GB/s)", "useful bandwidth"),
@@ -353,7 +368,9 @@ fn draw_sweep(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, s: &Swee
                 .draw()
                 .map_err(text)?;
             if let Some(i) = ideal {
-                chart.draw_series(std::iter::once(PathElement::new(vec![(lo, i), (hi, i)], IDEAL.stroke_width(1)))).map_err(text)?;
+                chart
+                    .draw_series(std::iter::once(PathElement::new(vec![(lo, i), (hi, i)], IDEAL.stroke_width(1))))
+                    .map_err(text)?;
             }
             if !pred.is_empty() {
                 chart.draw_series(LineSeries::new(pred.iter().copied(), PREDICTED.stroke_width(2))).map_err(text)?;
@@ -367,12 +384,17 @@ fn draw_sweep(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, s: &Swee
 
     if s.log2 {
         let chart = builder
-            .build_cartesian_2d(Keyed { inner: LogCoord::from((lo / 1.3..hi * 1.3).log_scale().base(2.0)), ticks }, 0.0..ymax)
+            .build_cartesian_2d(
+                Keyed { inner: LogCoord::from((lo / 1.3..hi * 1.3).log_scale().base(2.0)), ticks },
+                0.0..ymax,
+            )
             .map_err(text)?;
         plot_on!(chart);
     } else {
         let pad = ((hi - lo) * 0.04).max(0.5);
-        let chart = builder.build_cartesian_2d(Keyed { inner: RangedCoordf64::from(lo - pad..hi + pad), ticks }, 0.0..ymax).map_err(text)?;
+        let chart = builder
+            .build_cartesian_2d(Keyed { inner: RangedCoordf64::from(lo - pad..hi + pad), ticks }, 0.0..ymax)
+            .map_err(text)?;
         plot_on!(chart);
     }
     Ok(())
@@ -450,11 +472,18 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
             let Some(v) = v else { continue };
             chart.draw_series(std::iter::once(Rectangle::new([(0.0, y0), (v, y1)], color.filled()))).map_err(text)?;
             chart
-                .draw_series(std::iter::once(EmptyElement::at((v, (y0 + y1) / 2.0)) + Text::new(num(v), (5, 0), value_font.clone())))
+                .draw_series(std::iter::once(
+                    EmptyElement::at((v, (y0 + y1) / 2.0)) + Text::new(num(v), (5, 0), value_font.clone()),
+                ))
                 .map_err(text)?;
         }
         if let Some(t) = ideal {
-            chart.draw_series(std::iter::once(PathElement::new(vec![(*t, b + 0.04), (*t, b + 0.96)], IDEAL.stroke_width(2)))).map_err(text)?;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(*t, b + 0.04), (*t, b + 0.96)],
+                    IDEAL.stroke_width(2),
+                )))
+                .map_err(text)?;
         }
     }
     Ok(())
@@ -469,7 +498,14 @@ mod tests {
     use super::*;
     use crate::results::{Metrics, Provenance};
 
-    fn row(pattern: &str, variant: &str, params: &[(&str, serde_json::Value)], source: Source, metrics: &[(&str, f64)], predicted: Option<&[(&str, f64)]>) -> Row {
+    fn row(
+        pattern: &str,
+        variant: &str,
+        params: &[(&str, serde_json::Value)],
+        source: Source,
+        metrics: &[(&str, f64)],
+        predicted: Option<&[(&str, f64)]>,
+    ) -> Row {
         let m = |pairs: &[(&str, f64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect::<Metrics>();
         Row {
             pattern: Some(pattern.into()),
@@ -494,7 +530,14 @@ mod tests {
             .iter()
             .map(|&s| {
                 let spr = f64::from((4 * s).min(32));
-                row("stride", &format!("stride_{s}"), &[("stride", json!(s))], Source::Predicted, &[(SECTORS, spr), (SECTORS_IDEAL, 4.0)], None)
+                row(
+                    "stride",
+                    &format!("stride_{s}"),
+                    &[("stride", json!(s))],
+                    Source::Predicted,
+                    &[(SECTORS, spr), (SECTORS_IDEAL, 4.0)],
+                    None,
+                )
             })
             .collect();
         Results::new(Provenance { backend: "model".into(), ..Provenance::default() }, rows)
@@ -541,7 +584,10 @@ mod tests {
     /// there (`<dir>/<test>-<file>`) to be looked at.
     /// The contents of the SVG's `<text>` elements, trimmed.
     fn texts(svg: &str) -> Vec<String> {
-        svg.split("<text").skip(1).map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].trim().to_string()).collect()
+        svg.split("<text")
+            .skip(1)
+            .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].trim().to_string())
+            .collect()
     }
 
     fn count(svg: &str, text: &str) -> usize {
@@ -588,7 +634,11 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 8 + 1, "8 measured dots and the legend's");
         assert_eq!(svg.matches("<polygon").count(), 8, "8 predicted markers");
         let bw = svg_of(&r, "stride-bandwidth.svg");
-        assert_eq!(count(&bw, "useful bandwidth (GB/s)") + count(&bw, "stride: useful bandwidth (measured vs predicted)"), 2, "{bw}");
+        assert_eq!(
+            count(&bw, "useful bandwidth (GB/s)") + count(&bw, "stride: useful bandwidth (measured vs predicted)"),
+            2,
+            "{bw}"
+        );
     }
 
     #[test]
@@ -608,13 +658,31 @@ mod tests {
     #[test]
     fn bank_conflicts_plot_shared_wavefronts() {
         let rows = vec![
-            row("bank-conflicts", "column_32x32", &[], Source::Predicted, &[(WAVEFRONTS, 32.0), (WAVEFRONTS_IDEAL, 1.0)], None),
-            row("bank-conflicts", "column_32x33", &[], Source::Predicted, &[(WAVEFRONTS, 1.0), (WAVEFRONTS_IDEAL, 1.0)], None),
+            row(
+                "bank-conflicts",
+                "column_32x32",
+                &[],
+                Source::Predicted,
+                &[(WAVEFRONTS, 32.0), (WAVEFRONTS_IDEAL, 1.0)],
+                None,
+            ),
+            row(
+                "bank-conflicts",
+                "column_32x33",
+                &[],
+                Source::Predicted,
+                &[(WAVEFRONTS, 1.0), (WAVEFRONTS_IDEAL, 1.0)],
+                None,
+            ),
         ];
         let r = Results::new(Provenance::default(), rows);
         let svg = svg_of(&r, "bank-conflicts.svg");
         assert_eq!(count(&svg, "shared wavefronts / load instruction"), 1, "{svg}");
-        assert_eq!(count(&svg, "bank-conflicts: shared wavefronts per load (predicted by the address model)"), 1, "{svg}");
+        assert_eq!(
+            count(&svg, "bank-conflicts: shared wavefronts per load (predicted by the address model)"),
+            1,
+            "{svg}"
+        );
     }
 
     #[test]

@@ -95,4 +95,3 @@ pub fn shorten(s: &str, max: usize) -> String {
     let tail: String = chars[chars.len() - (max / 2 - 2)..].iter().collect();
     format!("{head}…{tail}")
 }
-

@@ -104,10 +104,32 @@ struct Fixed {
 }
 
 const FIXED_NAMES: &[&str] = &[
-    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
-    "Block Size", "Grid Size", "Device", "Device Id", "CC", "Section Name", "Metric Name", "Metric Unit",
-    "Metric Value", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
-    "Estimated Speedup", "Invocations", "Minimum", "Maximum", "Average",
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "Device Id",
+    "CC",
+    "Section Name",
+    "Metric Name",
+    "Metric Unit",
+    "Metric Value",
+    "Rule Name",
+    "Rule Type",
+    "Rule Description",
+    "Estimated Speedup Type",
+    "Estimated Speedup",
+    "Invocations",
+    "Minimum",
+    "Maximum",
+    "Average",
 ];
 
 fn is_nvtx(name: &str) -> bool {
@@ -237,10 +259,14 @@ pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseErr
         Page::Raw
     };
     if fixed.kernel.is_none() {
-        return Err(ParseError::Malformed { line: line_no, message: "the CSV header has no \"Kernel Name\" column".into() });
+        return Err(ParseError::Malformed {
+            line: line_no,
+            message: "the CSV header has no \"Kernel Name\" column".into(),
+        });
     }
     let filter = LineFilter { inner: input, line: Vec::new(), pos: 0, line_no, served: Vec::new() };
-    let reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(filter);
+    let reader =
+        csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(filter);
     let mut records = Records {
         page,
         warnings: scan.warnings,
@@ -295,9 +321,9 @@ impl<R: BufRead> Records<R> {
         // A units row is empty under ID and Kernel Name; a data row never is.
         let filled = |c: Option<usize>| c.is_some_and(|i| !self.record[i].trim_ascii().is_empty());
         if filled(self.fixed.id) || filled(self.fixed.kernel) {
-            return Err(self.malformed(
-                "the raw page has no units row under its header (export it with `--print-units base`)",
-            ));
+            return Err(
+                self.malformed("the raw page has no units row under its header (export it with `--print-units base`)")
+            );
         }
         let mut seen = HashSet::new();
         for (i, name) in self.header.iter().enumerate() {
@@ -328,7 +354,11 @@ impl<R: BufRead> Records<R> {
         let f = &self.fixed;
         let kernel = self.field(f.kernel).ok_or_else(|| self.malformed("a row has no kernel name"))?;
         let id = match self.field(f.id) {
-            Some(t) => Some(t.replace(',', "").parse::<u64>().map_err(|_| self.malformed(format!("ID `{}` is not a number", shown(&t))))?),
+            Some(t) => Some(
+                t.replace(',', "")
+                    .parse::<u64>()
+                    .map_err(|_| self.malformed(format!("ID `{}` is not a number", shown(&t))))?,
+            ),
             None => None,
         };
         let process = match (self.field(f.pid), self.field(f.pname)) {
@@ -501,16 +531,17 @@ impl<R: BufRead> Iterator for Records<R> {
     }
 }
 
-
 #[cfg(test)]
 mod proptests {
     use super::*;
     use proptest::prelude::*;
 
-    const RAW: &[u8] =
-        include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv");
-    const DETAILS: &[u8] =
-        include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_details_base.csv");
+    const RAW: &[u8] = include_bytes!(
+        "../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv"
+    );
+    const DETAILS: &[u8] = include_bytes!(
+        "../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_details_base.csv"
+    );
     const SUMMARY: &[u8] =
         include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_summary_per_kernel.csv");
 
@@ -543,9 +574,26 @@ mod proptests {
     }
 
     const TOKENS: &[&[u8]] = &[
-        b"\"", b",", b"\"\"", b"\n", b"\r\n", b"\0", b"\xff\xfe", b"nan", b"(!)", b"(!) n/a", b"1e309", b"-",
-        b"99999999999999999999999", b",,,,", b"\n==PROF== Disconnected from process 1\n", b"\"ID\",\"Process ID\"",
-        b"\xef\xbb\xbf", b" ", b"1,2", b"\"\",\"\"",
+        b"\"",
+        b",",
+        b"\"\"",
+        b"\n",
+        b"\r\n",
+        b"\0",
+        b"\xff\xfe",
+        b"nan",
+        b"(!)",
+        b"(!) n/a",
+        b"1e309",
+        b"-",
+        b"99999999999999999999999",
+        b",,,,",
+        b"\n==PROF== Disconnected from process 1\n",
+        b"\"ID\",\"Process ID\"",
+        b"\xef\xbb\xbf",
+        b" ",
+        b"1,2",
+        b"\"\",\"\"",
     ];
 
     fn edit() -> impl Strategy<Value = Edit> {
@@ -606,7 +654,8 @@ mod proptests {
         "[a-z][a-zA-Z0-9_<>(),*:\" ]{0,24}[a-z)>]"
     }
 
-    const UNITS: &[&str] = &["", "byte", "Kbyte", "Mbyte", "nsecond", "usecond", "ns", "sector", "Gbyte/second", "cycle/nsecond", "%"];
+    const UNITS: &[&str] =
+        &["", "byte", "Kbyte", "Mbyte", "nsecond", "usecond", "ns", "sector", "Gbyte/second", "cycle/nsecond", "%"];
 
     /// A metric value as ncu may print it: plain, with thousands separators, with decimals.
     fn value_text() -> impl Strategy<Value = (String, f64)> {

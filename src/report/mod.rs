@@ -13,7 +13,10 @@ use std::sync::Arc;
 /// One metric value as ncu printed it, converted to base units.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
-    Number { value: f64, unit: &'static str },
+    Number {
+        value: f64,
+        unit: &'static str,
+    },
     /// A non-numeric value (`CachePreferNone`, a GPU name, an array).
     Text(String),
     /// `n/a`, `nan`, `(!) n/a` or empty: the metric exists but has no value.

@@ -14,7 +14,11 @@ impl Scale {
     /// `value` in the base unit.
     pub fn apply(self, value: f64) -> f64 {
         let p = 10f64.powi(self.pow10.abs());
-        if self.pow10 >= 0 { value * p } else { value / p }
+        if self.pow10 >= 0 {
+            value * p
+        } else {
+            value / p
+        }
     }
 }
 
@@ -90,8 +94,21 @@ fn frequency(u: &str) -> Option<i32> {
 
 fn known_count(u: &str) -> &'static str {
     const COUNTS: &[&str] = &[
-        "sector", "request", "inst", "warp", "block", "thread", "cycle", "register/thread", "SM",
-        "cluster", "sector/request", "inst/cycle", "warp/cycle", "%", "byte/block",
+        "sector",
+        "request",
+        "inst",
+        "warp",
+        "block",
+        "thread",
+        "cycle",
+        "register/thread",
+        "SM",
+        "cluster",
+        "sector/request",
+        "inst/cycle",
+        "warp/cycle",
+        "%",
+        "byte/block",
     ];
     COUNTS.iter().find(|c| **c == u).copied().unwrap_or("other")
 }
@@ -112,9 +129,7 @@ pub fn number(text: &str) -> Option<f64> {
         // Only a well-formed thousands grouping counts: "1,234,567.5" yes, "1,2" or "a,b" no.
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
         let groups: Vec<&str> = int.trim_start_matches('-').split(',').collect();
-        let well_formed = groups[0].len() <= 3
-            && !groups[0].is_empty()
-            && groups[1..].iter().all(|g| g.len() == 3);
+        let well_formed = groups[0].len() <= 3 && !groups[0].is_empty() && groups[1..].iter().all(|g| g.len() == 3);
         if !well_formed {
             return None;
         }
@@ -192,12 +207,24 @@ mod proptests {
     }
 
     const PREFIXED: &[(&str, &str)] = &[
-        ("Kbyte", "byte"), ("Mbyte", "byte"), ("Gbyte", "byte"), ("Tbyte", "byte"),
-        ("msecond", "second"), ("usecond", "second"), ("nsecond", "second"),
-        ("ms", "s"), ("us", "s"), ("ns", "s"),
-        ("Khz", "hz"), ("Mhz", "hz"), ("Ghz", "hz"),
-        ("Kbyte/s", "byte/s"), ("Gbyte/second", "byte/second"), ("Mbyte/usecond", "byte/second"),
-        ("Kbyte/block", "byte/block"), ("cycle/nsecond", "cycle/second"),
+        ("Kbyte", "byte"),
+        ("Mbyte", "byte"),
+        ("Gbyte", "byte"),
+        ("Tbyte", "byte"),
+        ("msecond", "second"),
+        ("usecond", "second"),
+        ("nsecond", "second"),
+        ("ms", "s"),
+        ("us", "s"),
+        ("ns", "s"),
+        ("Khz", "hz"),
+        ("Mhz", "hz"),
+        ("Ghz", "hz"),
+        ("Kbyte/s", "byte/s"),
+        ("Gbyte/second", "byte/second"),
+        ("Mbyte/usecond", "byte/second"),
+        ("Kbyte/block", "byte/block"),
+        ("cycle/nsecond", "cycle/second"),
     ];
 
     proptest! {

@@ -18,8 +18,10 @@ impl Cuobjdump {
     pub fn sass(&self, exe: &Path) -> Result<BTreeMap<String, String>, ToolError> {
         // cuobjdump runs nvdisasm, which lives beside it.
         let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let path = std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
-            .unwrap_or_default();
+        let path = std::env::join_paths(
+            std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        )
+        .unwrap_or_default();
         let c = Cmd::new(&self.path).arg("-sass").arg(exe).env("PATH", path).timeout(Some(Duration::from_secs(120)));
         let out = run_sync(&c, None)?;
         if !out.status.success() {

@@ -67,9 +67,9 @@ impl ToolError {
 
     pub fn hint(&self) -> Option<&str> {
         match self {
-            ToolError::NotFound { hint, .. } | ToolError::NoProfiler { hint, .. } | ToolError::NoKernels { hint, .. } => {
-                Some(hint)
-            }
+            ToolError::NotFound { hint, .. }
+            | ToolError::NoProfiler { hint, .. }
+            | ToolError::NoKernels { hint, .. } => Some(hint),
             ToolError::Failed { hint, .. } => hint.as_deref(),
             _ => None,
         }

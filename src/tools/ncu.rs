@@ -84,7 +84,13 @@ impl Ncu {
                     self.version().unwrap_or_else(|_| "of unknown version".into())
                 ));
             }
-            return Err(ToolError::Failed { what, command: c.to_string(), status: status(&out), stderr: both(&out), hint });
+            return Err(ToolError::Failed {
+                what,
+                command: c.to_string(),
+                status: status(&out),
+                stderr: both(&out),
+                hint,
+            });
         }
         Ok(out.stdout)
     }
@@ -130,9 +136,10 @@ fn classify(c: &Cmd, out: &Captured, r: &ProfileRequest) -> Result<Profiled, Too
     if all.contains("ERR_NVGPUCTRPERM") {
         return Err(ToolError::NoProfiler {
             message: "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)".into(),
-            hint: "run as root, or allow profiling for all users (driver option NVreg_RestrictProfilingToAdminUsers=0); \
+            hint:
+                "run as root, or allow profiling for all users (driver option NVreg_RestrictProfilingToAdminUsers=0); \
                    see https://developer.nvidia.com/ERR_NVGPUCTRPERM"
-                .into(),
+                    .into(),
         });
     }
     const NO_DRIVER: &[&str] = &[
@@ -151,19 +158,31 @@ fn classify(c: &Cmd, out: &Captured, r: &ProfileRequest) -> Result<Profiled, Too
     let app_error = all.lines().find_map(|l| l.split("The application returned an error code").nth(1)).map(str::trim);
     if !out.status.success() || app_error.is_some() {
         let what = match app_error {
-            Some(code) => format!("`{}` failed under ncu (it returned the error code {})", r.program.display(), code.trim_end_matches('.').trim_matches(|c| c == '(' || c == ')')),
+            Some(code) => format!(
+                "`{}` failed under ncu (it returned the error code {})",
+                r.program.display(),
+                code.trim_end_matches('.').trim_matches(|c| c == '(' || c == ')')
+            ),
             None => "ncu failed".to_string(),
         };
-        return Err(ToolError::Failed { what, command: c.to_string(), status: status(out), stderr: both(out), hint: None });
+        return Err(ToolError::Failed {
+            what,
+            command: c.to_string(),
+            status: status(out),
+            stderr: both(out),
+            hint: None,
+        });
     }
     if all.contains("No kernels were profiled") {
         let filter = r.kernel_regex.as_deref().map_or("no kernel filter".to_string(), |k| format!("the filter `{k}`"));
         return Err(ToolError::NoKernels {
             message: format!("ncu profiled no kernels ({filter})"),
-            hint: "check the kernel filter (`--kernel`, matched against the function name) and the launch skip/count".into(),
+            hint: "check the kernel filter (`--kernel`, matched against the function name) and the launch skip/count"
+                .into(),
         });
     }
-    let warnings = out.stdout.lines().filter_map(|l| l.split_once("==WARNING==").map(|(_, w)| w.trim().to_string())).collect();
+    let warnings =
+        out.stdout.lines().filter_map(|l| l.split_once("==WARNING==").map(|(_, w)| w.trim().to_string())).collect();
     Ok(Profiled { passes: parse_passes(&out.stdout), warnings, stdout: out.stdout.clone() })
 }
 
@@ -197,7 +216,8 @@ fn status(out: &Captured) -> String {
 
 /// ncu prints its own errors on stdout; keep both streams for the error.
 fn both(out: &Captured) -> String {
-    let ncu_lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("==ERROR==") || l.contains("==WARNING==")).collect();
+    let ncu_lines: Vec<&str> =
+        out.stdout.lines().filter(|l| l.contains("==ERROR==") || l.contains("==WARNING==")).collect();
     let mut s = out.stderr.trim_end().to_string();
     for l in ncu_lines {
         s.push('\n');
@@ -249,8 +269,14 @@ mod tests {
     #[test]
     fn pass_lines_of_every_era() {
         let lines = [
-            (r#"==PROF== Profiling "smem_cuda_transpose" - 0: 0%....50%....100% - 6 passes"#, Some(("smem_cuda_transpose", 6))),
-            (r#"==PROF== Profiling "kernel_phase1_global" - 0: 0%....50%....100% - 1 pass"#, Some(("kernel_phase1_global", 1))),
+            (
+                r#"==PROF== Profiling "smem_cuda_transpose" - 0: 0%....50%....100% - 6 passes"#,
+                Some(("smem_cuda_transpose", 6)),
+            ),
+            (
+                r#"==PROF== Profiling "kernel_phase1_global" - 0: 0%....50%....100% - 1 pass"#,
+                Some(("kernel_phase1_global", 1)),
+            ),
             (r#"==PROF== Profiling "sgemm_naive_dmalt": 0%....50%....100% - 8 passes"#, Some(("sgemm_naive_dmalt", 8))),
             (r#"==PROF== Profiling "fused" - 0 (1/1): 0%....50%....100% - 9 passes"#, Some(("fused", 9))),
             (r#"  [4/4] S. cerevisiae ==PROF== Profiling "k" - 0: 0%....100% - 3 passes"#, Some(("k", 3))),

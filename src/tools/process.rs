@@ -68,8 +68,7 @@ impl fmt::Display for Cmd {
 }
 
 fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
     if plain {
         s.to_string()
     } else {

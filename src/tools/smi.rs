@@ -37,7 +37,10 @@ impl Smi {
         let out = run_sync(&c, None)?;
         if !out.status.success() {
             return Err(ToolError::NoProfiler {
-                message: format!("nvidia-smi found no usable GPU: {}", out.stdout.trim().lines().next().unwrap_or("").trim()),
+                message: format!(
+                    "nvidia-smi found no usable GPU: {}",
+                    out.stdout.trim().lines().next().unwrap_or("").trim()
+                ),
                 hint: "check that the NVIDIA driver is installed and loaded (`nvidia-smi` should list the GPU)".into(),
             });
         }

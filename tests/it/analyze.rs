@@ -50,7 +50,12 @@ fn every_real_csv_fixture_parses_with_its_launches_and_kernels() {
         let total: u64 = per_kernel.iter().map(|r| r["launches"].as_u64().unwrap()).sum();
         assert_eq!(total as usize, launches, "{rel}: launch counts add up");
         if first.is_empty() {
-            assert!(per_kernel[0]["kernel"].as_str().unwrap().starts_with("void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4,"), "{rel}");
+            assert!(
+                per_kernel[0]["kernel"].as_str().unwrap().starts_with(
+                    "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4,"
+                ),
+                "{rel}"
+            );
         } else {
             assert_eq!(per_kernel[0]["kernel"], first, "{rel}: first kernel");
         }
@@ -62,7 +67,8 @@ fn summary_page_groups_by_kernel_and_shape_and_weights_by_invocations() {
     let rel = "ncu/2023/summary_csv_ncu2023_2_rtx3090_per_kernel_min_max_avg.csv";
     let r = rows(rel, false);
     // The same kernel name appears with Invocations 3 and 2 as two launch shapes.
-    let restrict: Vec<&Value> = r.iter().filter(|r| r["kernel"].as_str().unwrap().starts_with("rbgs_restrict_aggregate")).collect();
+    let restrict: Vec<&Value> =
+        r.iter().filter(|r| r["kernel"].as_str().unwrap().starts_with("rbgs_restrict_aggregate")).collect();
     let counts: Vec<u64> = restrict.iter().map(|r| r["launches"].as_u64().unwrap()).collect();
     assert!(counts.contains(&3) && counts.contains(&2), "{counts:?}");
     assert!(r.iter().all(|row| metric(row, "duration").is_some()));
@@ -121,8 +127,14 @@ fn json_is_the_documented_contract_and_notes_missing_metrics() {
 #[test]
 fn every_format_renders() {
     let f = fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
-    for (format, needle) in [("table", "vecAdd"), ("markdown", "| `void vecAdd<float>"), ("csv", "pattern,variant,kernel"), ("json", "\"schema\"")] {
-        let out = coalprof().args(["analyze", "--format", format]).arg(&f).assert().success().get_output().stdout.clone();
+    for (format, needle) in [
+        ("table", "vecAdd"),
+        ("markdown", "| `void vecAdd<float>"),
+        ("csv", "pattern,variant,kernel"),
+        ("json", "\"schema\""),
+    ] {
+        let out =
+            coalprof().args(["analyze", "--format", format]).arg(&f).assert().success().get_output().stdout.clone();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(needle), "{format}: {text}");
     }
@@ -131,6 +143,14 @@ fn every_format_renders() {
 #[test]
 fn stdin_is_read_with_a_dash() {
     let f = fixture("ncu/2025/details_csv_ncu2025_b200_cc10_setfull_base_units_appstdout.log");
-    let out = coalprof().args(["analyze", "-", "--format", "json"]).pipe_stdin(f).unwrap().assert().success().get_output().stdout.clone();
+    let out = coalprof()
+        .args(["analyze", "-", "--format", "json"])
+        .pipe_stdin(f)
+        .unwrap()
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     assert_eq!(json(&out)["rows"].as_array().unwrap().len(), 1);
 }

@@ -36,7 +36,10 @@ fn empty_binary_and_wrong_header_are_exit_3() {
 
 #[test]
 fn truncated_csv_is_exit_3_naming_the_line() {
-    let text = std::fs::read_to_string(fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv")).unwrap();
+    let text = std::fs::read_to_string(fixture(
+        "ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv",
+    ))
+    .unwrap();
     let cut = &text[..text.len() - 200];
     let (c, e) = analyze_bytes(cut.as_bytes());
     assert_one_error(c, &e, 3, "line 3");

@@ -12,9 +12,7 @@ use coalprof::Error;
 use quick_xml::events::Event;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/runs")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs").join(name)
 }
 
 fn stride_run() -> Results {
@@ -27,9 +25,7 @@ fn rules(toml: &str) -> Vec<Rule> {
 }
 
 fn max_rule(pattern: &str) -> Vec<Rule> {
-    rules(&format!(
-        "[[gate]]\nmatch = \"{pattern}\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\n"
-    ))
+    rules(&format!("[[gate]]\nmatch = \"{pattern}\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\n"))
 }
 
 /// Everything one `check` run produced.
@@ -47,8 +43,7 @@ fn check_with(mut settings: check::CheckSettings, inputs: &[Results]) -> Outcome
     settings.step_summary = Some(dir.path().join("step_summary.md"));
     let mut stdout = Vec::new();
     let exit = check::run(&settings, inputs, &mut stdout).map_err(|e| e.exit());
-    let read =
-        |p: &Option<PathBuf>| std::fs::read_to_string(p.as_ref().unwrap()).unwrap_or_default();
+    let read = |p: &Option<PathBuf>| std::fs::read_to_string(p.as_ref().unwrap()).unwrap_or_default();
     Outcome {
         exit,
         stdout: String::from_utf8(stdout).unwrap(),
@@ -58,13 +53,7 @@ fn check_with(mut settings: check::CheckSettings, inputs: &[Results]) -> Outcome
 }
 
 fn check(rules: Vec<Rule>) -> Outcome {
-    check_with(
-        check::CheckSettings {
-            rules,
-            ..Default::default()
-        },
-        &[stride_run()],
-    )
+    check_with(check::CheckSettings { rules, ..Default::default() }, &[stride_run()])
 }
 
 /// (classname, failure count) for every testcase with a `<failure>`, read back with quick-xml.
@@ -75,10 +64,7 @@ fn junit_failures(xml: &str) -> BTreeMap<String, usize> {
     loop {
         match reader.read_event().expect("valid XML") {
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => {
-                let attr = e
-                    .try_get_attribute("classname")
-                    .unwrap()
-                    .expect("testcase has a classname");
+                let attr = e.try_get_attribute("classname").unwrap().expect("testcase has a classname");
                 classname = attr.unescape_value().unwrap().into_owned();
             }
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"failure" => {
@@ -97,35 +83,21 @@ fn junit_failures(xml: &str) -> BTreeMap<String, usize> {
 fn a_max_rule_fails_when_the_stride_rows_are_included() {
     let out = check(max_rule("*"));
     assert_eq!(out.exit, Ok(Exit::GateFailed));
-    assert!(
-        out.stdout
-            .starts_with("coalprof check: gate failed (5 failed, 2 passed)"),
-        "{}",
-        out.stdout
-    );
+    assert!(out.stdout.starts_with("coalprof check: gate failed (5 failed, 2 passed)"), "{}", out.stdout);
 }
 
 #[test]
 fn the_same_rule_passes_on_the_coalesced_rows_alone() {
     let out = check(max_rule("coalesced/*"));
     assert_eq!(out.exit, Ok(Exit::Ok));
-    assert!(
-        out.stdout
-            .starts_with("coalprof check: gate passed (1 passed)"),
-        "{}",
-        out.stdout
-    );
+    assert!(out.stdout.starts_with("coalprof check: gate passed (1 passed)"), "{}", out.stdout);
     assert!(junit_failures(&out.junit).is_empty());
 }
 
 #[test]
 fn exit_zero_changes_the_exit_code_and_nothing_else() {
     let failing = check(max_rule("stride/*"));
-    let settings = check::CheckSettings {
-        rules: max_rule("stride/*"),
-        exit_zero: true,
-        ..Default::default()
-    };
+    let settings = check::CheckSettings { rules: max_rule("stride/*"), exit_zero: true, ..Default::default() };
     let report_only = check_with(settings, &[stride_run()]);
     assert_eq!(failing.exit, Ok(Exit::GateFailed));
     assert_eq!(report_only.exit, Ok(Exit::Ok));
@@ -138,15 +110,17 @@ fn exit_zero_changes_the_exit_code_and_nothing_else() {
 fn junit_has_exactly_one_failure_per_failing_row() {
     let out = check(max_rule("*"));
     let failures = junit_failures(&out.junit);
-    let expected: BTreeMap<String, usize> = [2, 4, 8, 16, 32]
-        .iter()
-        .map(|s| (format!("coalprof.sm_90.stride/stride_{s}"), 1))
-        .collect();
+    let expected: BTreeMap<String, usize> =
+        [2, 4, 8, 16, 32].iter().map(|s| (format!("coalprof.sm_90.stride/stride_{s}"), 1)).collect();
     assert_eq!(failures, expected);
-    assert!(out.junit.contains(r#"<testsuite name="coalprof/sm_90" tests="7" failures="5" errors="0" skipped="0" time="0">"#), "{}", out.junit);
     assert!(
         out.junit
-            .contains("kernel: stride_read(const float*, float*, int, int)"),
+            .contains(r#"<testsuite name="coalprof/sm_90" tests="7" failures="5" errors="0" skipped="0" time="0">"#),
+        "{}",
+        out.junit
+    );
+    assert!(
+        out.junit.contains("kernel: stride_read(const float*, float*, int, int)"),
         "the whole explanation is in the body"
     );
 }
@@ -155,12 +129,7 @@ fn junit_has_exactly_one_failure_per_failing_row() {
 fn nothing_matched_exits_5_after_writing_the_outputs() {
     let out = check(max_rule("transpose/*"));
     assert_eq!(out.exit, Err(Exit::NothingMatched));
-    assert!(
-        out.junit
-            .contains("<testsuites name=\"coalprof\" tests=\"0\""),
-        "{}",
-        out.junit
-    );
+    assert!(out.junit.contains("<testsuites name=\"coalprof\" tests=\"0\""), "{}", out.junit);
     assert!(out.summary.contains("nothing matched"), "{}", out.summary);
     let no_rules = check(Vec::new());
     assert_eq!(no_rules.exit, Err(Exit::NothingMatched));
@@ -169,33 +138,20 @@ fn nothing_matched_exits_5_after_writing_the_outputs() {
 #[test]
 fn nothing_matched_names_the_rows_it_saw() {
     let mut sink = Vec::new();
-    let settings = check::CheckSettings {
-        rules: max_rule("transpose/*"),
-        ..Default::default()
-    };
+    let settings = check::CheckSettings { rules: max_rule("transpose/*"), ..Default::default() };
     let err = check::run(&settings, &[stride_run()], &mut sink).unwrap_err();
-    assert!(
-        err.hint().unwrap().contains("`stride/stride_1`"),
-        "{:?}",
-        err.hint()
-    );
+    assert!(err.hint().unwrap().contains("`stride/stride_1`"), "{:?}", err.hint());
 }
 
 #[test]
 fn an_unreadable_baseline_exits_3() {
     for name in ["no-such-baseline.json", "baseline-truncated.json"] {
-        let settings = check::CheckSettings {
-            rules: max_rule("*"),
-            baseline: Some(fixture(name)),
-            ..Default::default()
-        };
+        let settings =
+            check::CheckSettings { rules: max_rule("*"), baseline: Some(fixture(name)), ..Default::default() };
         let mut sink = Vec::new();
         let err = check::run(&settings, &[stride_run()], &mut sink).unwrap_err();
         assert_eq!(err.exit(), Exit::Input, "{name}: {err}");
-        assert!(
-            err.to_string().contains(name),
-            "the message names the file: {err}"
-        );
+        assert!(err.to_string().contains(name), "the message names the file: {err}");
     }
 }
 
@@ -204,15 +160,9 @@ fn a_bad_rules_file_is_a_usage_error() {
     let text = "[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\nregres = \"+5%\"\n";
     let err = parse_rules(text, Path::new("metrics.toml")).unwrap_err();
     assert_eq!(err.exit(), Exit::Usage);
-    assert!(
-        err.to_string().contains("regres") && err.to_string().contains("metrics.toml"),
-        "{err}"
-    );
-    let err = parse_rules(
-        "[[gate]]\nmatch = \"re:stride_(\"\nmetric = \"m\"\nmax = 1\n",
-        Path::new("metrics.toml"),
-    )
-    .unwrap_err();
+    assert!(err.to_string().contains("regres") && err.to_string().contains("metrics.toml"), "{err}");
+    let err = parse_rules("[[gate]]\nmatch = \"re:stride_(\"\nmetric = \"m\"\nmax = 1\n", Path::new("metrics.toml"))
+        .unwrap_err();
     assert!(matches!(err, Error::Usage { .. }));
 }
 
@@ -221,11 +171,8 @@ fn an_output_that_cannot_be_written_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "").unwrap();
-    let settings = check::CheckSettings {
-        rules: max_rule("*"),
-        junit: Some(blocker.join("junit.xml")),
-        ..Default::default()
-    };
+    let settings =
+        check::CheckSettings { rules: max_rule("*"), junit: Some(blocker.join("junit.xml")), ..Default::default() };
     let mut sink = Vec::new();
     let err = check::run(&settings, &[stride_run()], &mut sink).unwrap_err();
     assert_eq!(err.exit(), Exit::Input);
@@ -290,17 +237,11 @@ fn regression_against_the_baseline_annotations() {
     let annotations: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("::")).collect();
     assert_eq!(annotations.len(), 2, "{annotations:#?}");
     assert!(
-        annotations[0].starts_with(
-            "::error file=metrics.toml,line=3,title=coalprof sm_90 stride/stride_8%3A"
-        ),
+        annotations[0].starts_with("::error file=metrics.toml,line=3,title=coalprof sm_90 stride/stride_8%3A"),
         "{}",
         annotations[0]
     );
-    assert!(
-        annotations[1].starts_with("::warning file=metrics.toml,line=14,"),
-        "{}",
-        annotations[1]
-    );
+    assert!(annotations[1].starts_with("::warning file=metrics.toml,line=14,"), "{}", annotations[1]);
 }
 
 #[test]
@@ -312,37 +253,17 @@ fn baseline_update_then_check_passes_and_is_stable() {
     let first = std::fs::read_to_string(&path).unwrap();
     assert!(first.ends_with("}\n"));
     assert!(first.contains("\"sm_80\""), "other architectures are kept");
-    assert!(
-        !first.contains("stride_64"),
-        "the sm_90 section is rewritten whole"
-    );
-    assert!(
-        !first.contains("dram_amplification"),
-        "only metrics a regress rule compares"
-    );
+    assert!(!first.contains("stride_64"), "the sm_90 section is rewritten whole");
+    assert!(!first.contains("dram_amplification"), "only metrics a regress rule compares");
     baseline::update_for_rules(&[stride_run()], &path, &rules(GATE)).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        first,
-        "a second update is a no-op"
-    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), first, "a second update is a no-op");
 
-    let settings = check::CheckSettings {
-        rules: rules(GATE),
-        baseline: Some(path.clone()),
-        ..Default::default()
-    };
+    let settings = check::CheckSettings { rules: rules(GATE), baseline: Some(path.clone()), ..Default::default() };
     let out = check_with(settings, &[stride_run()]);
-    assert!(
-        !out.stdout.contains("FAIL ") && !out.stdout.contains("NEW "),
-        "{}",
-        out.stdout
-    );
+    assert!(!out.stdout.contains("FAIL ") && !out.stdout.contains("NEW "), "{}", out.stdout);
 
     baseline::update(&[stride_run()], &path).unwrap();
-    assert!(std::fs::read_to_string(&path)
-        .unwrap()
-        .contains("\"dram_amplification\": 2.003"));
+    assert!(std::fs::read_to_string(&path).unwrap().contains("\"dram_amplification\": 2.003"));
 }
 
 #[test]
@@ -352,8 +273,5 @@ fn baseline_update_refuses_to_clobber_a_broken_file() {
     std::fs::copy(fixture("baseline-truncated.json"), &path).unwrap();
     let err = baseline::update(&[stride_run()], &path).unwrap_err();
     assert_eq!(err.exit(), Exit::Input);
-    assert_eq!(
-        std::fs::read(&path).unwrap(),
-        std::fs::read(fixture("baseline-truncated.json")).unwrap()
-    );
+    assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(fixture("baseline-truncated.json")).unwrap());
 }

@@ -17,7 +17,15 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 }
 
 fn profile_with(ncu: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    coalprof().env("COALPROF_NCU", ncu).arg("profile").args(extra).arg("--out").arg(out).args(["--", "/opt/app", "arg"]).output().unwrap()
+    coalprof()
+        .env("COALPROF_NCU", ncu)
+        .arg("profile")
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .args(["--", "/opt/app", "arg"])
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -28,7 +36,10 @@ fn a_program_that_crashes_under_ncu_is_exit_3_with_its_code_and_output() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(e.contains("`/opt/app` failed under ncu (it returned the error code 139)"), "{e}");
-    assert!(e.contains("Segmentation fault in kernel") && e.contains("command: "), "the error carries stderr and the command: {e}");
+    assert!(
+        e.contains("Segmentation fault in kernel") && e.contains("command: "),
+        "the error carries stderr and the command: {e}"
+    );
 }
 
 #[test]
@@ -61,7 +72,11 @@ fn ncu_killed_in_the_middle_is_exit_3_saying_so() {
 #[test]
 fn an_output_folder_that_cannot_be_written_is_exit_3_naming_it() {
     let file = tempfile::NamedTempFile::new().unwrap();
-    let out = coalprof().args(["run", "--pattern", "coalesced", "--backend", "model", "--size", "1M", "--out"]).arg(file.path().join("runs")).output().unwrap();
+    let out = coalprof()
+        .args(["run", "--pattern", "coalesced", "--backend", "model", "--size", "1M", "--out"])
+        .arg(file.path().join("runs"))
+        .output()
+        .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(e.contains("cannot write") && e.contains(&file.path().display().to_string()), "{e}");
@@ -100,7 +115,8 @@ fn a_full_disk_is_exit_3_naming_the_file_and_leaves_no_partial_file() {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("coalprof"));
-    cmd.args(["run", "--pattern", "stride", "--backend", "model", "--size", "1M", "--run-id", "full", "--out"]).arg(dir.path());
+    cmd.args(["run", "--pattern", "stride", "--backend", "model", "--size", "1M", "--run-id", "full", "--out"])
+        .arg(dir.path());
     // A file-size limit of 2 KiB stands in for a full disk: writes past it fail (EFBIG), the
     // way they fail with ENOSPC, and SIGXFSZ is ignored so the write reports the error.
     unsafe {

@@ -74,11 +74,24 @@ fn run_all_backend_model_reproduces_every_seed_number() {
 
 #[test]
 fn model_answers_interview_question_4_for_both_layouts() {
-    let bindings = ["block_size=16", "n_kv_heads=8", "head_dim=128", "t=tid", "warp=0..4", "block=0..4", "offset=0..16", "h=0..8"];
+    let bindings =
+        ["block_size=16", "n_kv_heads=8", "head_dim=128", "t=tid", "warp=0..4", "block=0..4", "offset=0..16", "h=0..8"];
     let spr = |expr: &str, bytes: &str| {
-        let out = coalprof().arg("model").arg(expr).args(bindings).args(["--bytes", bytes, "--format", "json"]).assert().success().get_output().stdout.clone();
+        let out = coalprof()
+            .arg("model")
+            .arg(expr)
+            .args(bindings)
+            .args(["--bytes", bytes, "--format", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
         let v = json(&out);
-        (v["rows"][0]["metrics"]["global_load_sectors_per_request"].as_f64().unwrap(), v["rows"][0]["metrics"]["global_load_ideal_sectors_per_request"].as_f64().unwrap())
+        (
+            v["rows"][0]["metrics"]["global_load_sectors_per_request"].as_f64().unwrap(),
+            v["rows"][0]["metrics"]["global_load_ideal_sectors_per_request"].as_f64().unwrap(),
+        )
     };
     let nhd = "((block * block_size + offset) * n_kv_heads + h) * head_dim + t";
     let hdn = "((block * n_kv_heads + h) * head_dim + t) * block_size + offset";
@@ -91,7 +104,13 @@ fn model_answers_interview_question_4_for_both_layouts() {
 #[test]
 fn model_shared_padding_and_a_bad_expression_pointing_at_its_column() {
     let wf = |expr: &str| {
-        let out = coalprof().args(["model", "--shared", expr, "r=0..32", "--format", "json"]).assert().success().get_output().stdout.clone();
+        let out = coalprof()
+            .args(["model", "--shared", expr, "r=0..32", "--format", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
         json(&out)["rows"][0]["metrics"]["shared_load_wavefronts_per_instruction"].as_f64().unwrap()
     };
     assert_eq!(wf("lane * 32 + r"), 32.0);

@@ -13,7 +13,18 @@ use crate::util::{coalprof, fixture};
 
 fn model_run(dir: &Path) -> std::path::PathBuf {
     coalprof()
-        .args(["run", "--pattern", "stride,kv-layout", "--backend", "model", "--size", "16M", "--run-id", "plots", "--out"])
+        .args([
+            "run",
+            "--pattern",
+            "stride,kv-layout",
+            "--backend",
+            "model",
+            "--size",
+            "16M",
+            "--run-id",
+            "plots",
+            "--out",
+        ])
         .arg(dir)
         .assert()
         .success();
@@ -80,7 +91,8 @@ fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
     let run = RunDir::create(dir.path(), Some("measured"), "ncu").unwrap();
     let results = measured_results();
     run.save_results(&results).unwrap();
-    let mut files: Vec<String> = std::fs::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let mut files: Vec<String> =
+        std::fs::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     files.sort();
     assert_eq!(files, ["kv-layout.svg", "results.json", "results.md", "stride-bandwidth.svg", "stride.svg"]);
     let bw = std::fs::read_to_string(run.file("stride-bandwidth.svg")).unwrap();
@@ -94,7 +106,8 @@ fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
 fn report_markdown_links_the_same_plots() {
     let dir = tempfile::tempdir().unwrap();
     let run = model_run(dir.path());
-    let out = coalprof().args(["report", "--format", "markdown"]).arg(&run).assert().success().get_output().stdout.clone();
+    let out =
+        coalprof().args(["report", "--format", "markdown"]).arg(&run).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.trim_end(), std::fs::read_to_string(run.join("results.md")).unwrap().trim_end());
 }

@@ -54,7 +54,10 @@ fn fake_ncu_replaying_a_real_report_drives_the_profile_path_end_to_end() {
     let args: Vec<&str> = args.lines().collect();
     assert_eq!(&args[args.len() - 5..], ["/opt/app", "a b", "it's \"quoted\"", "-x", "--flag=1"]);
     assert!(args.windows(2).any(|w| w == ["--kernel-name", "regex:vecAdd"]), "{args:?}");
-    assert!(args.windows(2).any(|w| w == ["--cache-control", "all"]) && args.windows(2).any(|w| w == ["--clock-control", "base"]));
+    assert!(
+        args.windows(2).any(|w| w == ["--cache-control", "all"])
+            && args.windows(2).any(|w| w == ["--clock-control", "base"])
+    );
     // The run folder holds the report and the results.
     let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
     assert!(run.join("report.ncu-rep").is_file() && run.join("results.json").is_file());
@@ -66,7 +69,13 @@ fn no_kernels_profiled_names_the_filter_and_exits_5() {
     let ncu = dir.path().join("ncu");
     std::fs::write(&ncu, "#!/bin/sh\necho '==WARNING== No kernels were profiled.'\nexit 0\n").unwrap();
     std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = coalprof().env("COALPROF_NCU", &ncu).args(["profile", "--kernel", "nomatch", "--out"]).arg(dir.path()).args(["--", "/bin/true"]).output().unwrap();
+    let out = coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--kernel", "nomatch", "--out"])
+        .arg(dir.path())
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{e}");
     assert!(e.contains("the filter `nomatch`"), "{e}");
@@ -76,11 +85,19 @@ fn no_kernels_profiled_names_the_filter_and_exits_5() {
 fn counters_not_permitted_exits_4_with_how_to_enable_them() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = dir.path().join("ncu");
-    let log = std::fs::read_to_string(fixture("ncu/unknown-version/log_ncu_err_nvgpuctrperm_target_processes_python.txt")).unwrap();
+    let log =
+        std::fs::read_to_string(fixture("ncu/unknown-version/log_ncu_err_nvgpuctrperm_target_processes_python.txt"))
+            .unwrap();
     std::fs::write(dir.path().join("log.txt"), log).unwrap();
     std::fs::write(&ncu, format!("#!/bin/sh\ncat '{}'\nexit 1\n", dir.path().join("log.txt").display())).unwrap();
     std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = coalprof().env("COALPROF_NCU", &ncu).args(["profile", "--out"]).arg(dir.path()).args(["--", "/bin/true"]).output().unwrap();
+    let out = coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--out"])
+        .arg(dir.path())
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{e}");
     assert!(e.contains("ERR_NVGPUCTRPERM") && e.contains("hint:"), "{e}");

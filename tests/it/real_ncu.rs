@@ -23,7 +23,10 @@ fn every_raw_metric_is_in_the_real_catalogue_of_gh100_and_ga100() {
         for (key, raw) in &c.raw {
             let (base, suffix) = split_suffix(&raw.ncu);
             assert!(names.contains(base), "{chip}: `{}` ({key}) is not in ncu's catalogue", raw.ncu);
-            assert!(suffix.is_none_or(|s| ["sum", "avg", "max", "min", "ratio"].contains(&s)), "{key}: unexpected suffix");
+            assert!(
+                suffix.is_none_or(|s| ["sum", "avg", "max", "min", "ratio"].contains(&s)),
+                "{key}: unexpected suffix"
+            );
         }
     }
 }
@@ -31,7 +34,10 @@ fn every_raw_metric_is_in_the_real_catalogue_of_gh100_and_ga100() {
 #[test]
 fn analyze_imports_real_reports_through_the_real_ncu() {
     let Some(path) = real_ncu("analyze_imports_real_reports") else { return };
-    for (report, launches) in [("microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep", 5), ("microgpusim_vectoradd_102400_32_gtx1080_2019.ncu-rep", 1)] {
+    for (report, launches) in [
+        ("microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep", 5),
+        ("microgpusim_vectoradd_102400_32_gtx1080_2019.ncu-rep", 1),
+    ] {
         let out = coalprof()
             .env("COALPROF_NCU", &path)
             .args(["analyze", "--per-launch", "--format", "json"])

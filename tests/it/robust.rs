@@ -255,13 +255,45 @@ impl Rng {
 }
 
 const TOKENS: &[&str] = &[
-    "\"", ",", "\"\"", "nan", "-nan", "inf", "(!)", "(!) n/a", "n/a", "1e309", "1e300", "-1", "0",
-    "99999999999999999999999999", "18446744073709551616", "1,2,3", "\n==PROF== Profiling \"k\" - 0: 0%....50%....100% - 9 passes\n",
-    "\n==ERROR== something failed\n", "\r", "\0", "\u{feff}", "\"ID\",\"Process ID\"", "\t", "(1, 2)", "(0, 0, 0)",
+    "\"",
+    ",",
+    "\"\"",
+    "nan",
+    "-nan",
+    "inf",
+    "(!)",
+    "(!) n/a",
+    "n/a",
+    "1e309",
+    "1e300",
+    "-1",
+    "0",
+    "99999999999999999999999999",
+    "18446744073709551616",
+    "1,2,3",
+    "\n==PROF== Profiling \"k\" - 0: 0%....50%....100% - 9 passes\n",
+    "\n==ERROR== something failed\n",
+    "\r",
+    "\0",
+    "\u{feff}",
+    "\"ID\",\"Process ID\"",
+    "\t",
+    "(1, 2)",
+    "(0, 0, 0)",
 ];
 
 /// Names (prefixes) of metrics coalprof converts: raw-page columns and details-page rows.
-const READ: &[&str] = &["dram__read_bytes", "dram__write_bytes", "dram__bytes_read", "gpu__time_duration", "Duration", "l1tex__t_", "lts__t_sectors", "smsp__sass", "Invocations"];
+const READ: &[&str] = &[
+    "dram__read_bytes",
+    "dram__write_bytes",
+    "dram__bytes_read",
+    "gpu__time_duration",
+    "Duration",
+    "l1tex__t_",
+    "lts__t_sectors",
+    "smsp__sass",
+    "Invocations",
+];
 
 /// The byte ranges of `b`'s lines, newline included.
 fn lines(b: &[u8]) -> Vec<std::ops::Range<usize>> {
@@ -327,7 +359,12 @@ fn mutate(b: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
         }
         6 | 7 => {
             // Drop a field, or replace its content, on one line.
-            let commas: Vec<usize> = b[line.clone()].windows(3).enumerate().filter(|(_, w)| w == b"\",\"").map(|(i, _)| line.start + i + 1).collect();
+            let commas: Vec<usize> = b[line.clone()]
+                .windows(3)
+                .enumerate()
+                .filter(|(_, w)| w == b"\",\"")
+                .map(|(i, _)| line.start + i + 1)
+                .collect();
             if commas.len() < 2 {
                 return "field edit (no fields)";
             }
@@ -348,19 +385,36 @@ fn mutate(b: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
             let t = format!("\"{}\"", TOKENS[rng.below(TOKENS.len())]);
             let fields = |r: &std::ops::Range<usize>, b: &[u8]| -> Vec<usize> {
                 std::iter::once(r.start)
-                    .chain(b[r.clone()].windows(3).enumerate().filter(|(_, w)| w == b"\",\"").map(|(i, _)| r.start + i + 2))
+                    .chain(
+                        b[r.clone()]
+                            .windows(3)
+                            .enumerate()
+                            .filter(|(_, w)| w == b"\",\"")
+                            .map(|(i, _)| r.start + i + 2),
+                    )
                     .collect()
             };
             let header = ls.iter().find(|r| b[(*r).clone()].starts_with(b"\"ID\",")).cloned();
             let col = header.as_ref().and_then(|h| {
                 let text = String::from_utf8_lossy(&b[h.clone()]).into_owned();
                 let cols: Vec<&str> = text.split("\",\"").collect();
-                let wanted: Vec<usize> = cols.iter().enumerate().filter(|(_, c)| READ.iter().any(|m| c.starts_with(m))).map(|(i, _)| i).collect();
+                let wanted: Vec<usize> = cols
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| READ.iter().any(|m| c.starts_with(m)))
+                    .map(|(i, _)| i)
+                    .collect();
                 (!wanted.is_empty()).then(|| wanted[rng.below(wanted.len())])
             });
-            let targets: Vec<std::ops::Range<usize>> = ls.iter().filter(|r| READ.iter().any(|m| b[(*r).clone()].windows(m.len()).any(|w| w == m.as_bytes()))).cloned().collect();
+            let targets: Vec<std::ops::Range<usize>> = ls
+                .iter()
+                .filter(|r| READ.iter().any(|m| b[(*r).clone()].windows(m.len()).any(|w| w == m.as_bytes())))
+                .cloned()
+                .collect();
             match col {
-                Some(j) if header.as_ref().is_some_and(|h| !b[h.clone()].windows(13).any(|w| w == b"\"Metric Name\"")) => {
+                Some(j)
+                    if header.as_ref().is_some_and(|h| !b[h.clone()].windows(13).any(|w| w == b"\"Metric Name\"")) =>
+                {
                     let f = fields(&line, b);
                     if j + 1 < f.len() {
                         b.splice(f[j]..f[j + 1] - 1, t.bytes());

@@ -7,10 +7,21 @@ use crate::util::{coalprof, json, real_ncu, real_nvcc};
 fn patterns_lists_all_nine_with_their_variants() {
     let out = coalprof().arg("patterns").assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();
-    for p in ["coalesced", "offset", "stride", "broadcast", "gather", "vector", "kv-layout", "bank-conflicts", "column"] {
+    for p in ["coalesced", "offset", "stride", "broadcast", "gather", "vector", "kv-layout", "bank-conflicts", "column"]
+    {
         assert!(text.lines().any(|l| l.starts_with(p)), "{p} missing:\n{text}");
     }
-    for v in ["stride_32", "offset_1", "float4_offset4_fallback", "nhd_fp16", "hdn_fp16", "vllm_fp16", "transpose_32x33", "row_sums", "embedding_random"] {
+    for v in [
+        "stride_32",
+        "offset_1",
+        "float4_offset4_fallback",
+        "nhd_fp16",
+        "hdn_fp16",
+        "vllm_fp16",
+        "transpose_32x33",
+        "row_sums",
+        "embedding_random",
+    ] {
         assert!(text.contains(v), "{v} missing:\n{text}");
     }
 }
@@ -18,7 +29,15 @@ fn patterns_lists_all_nine_with_their_variants() {
 #[test]
 fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let out = coalprof().env("PATH", "/usr/bin:/bin").args(["run", "--pattern", "kv-layout", "--out"]).arg(dir.path()).assert().success().get_output().stdout.clone();
+    let out = coalprof()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["run", "--pattern", "kv-layout", "--out"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let text = String::from_utf8(out).unwrap();
     let first = text.lines().next().unwrap();
     assert!(first.starts_with("no GPU found") && first.contains("prediction"), "{text}");
@@ -33,7 +52,14 @@ fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
 #[test]
 fn the_kv_layouts_are_16x_apart_in_fp16_as_json() {
     let dir = tempfile::tempdir().unwrap();
-    let out = coalprof().args(["run", "--pattern", "kv-layout", "--backend", "model", "--format", "json", "--out"]).arg(dir.path()).assert().success().get_output().stdout.clone();
+    let out = coalprof()
+        .args(["run", "--pattern", "kv-layout", "--backend", "model", "--format", "json", "--out"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let v = json(&out);
     let spr = |variant: &str| {
         let row = v["rows"].as_array().unwrap().iter().find(|r| r["variant"] == variant).unwrap();
@@ -46,7 +72,11 @@ fn the_kv_layouts_are_16x_apart_in_fp16_as_json() {
 
 #[test]
 fn backend_ncu_without_a_gpu_exits_4_in_one_line() {
-    let out = coalprof().env("PATH", "/usr/bin:/bin").args(["run", "--pattern", "coalesced", "--backend", "ncu"]).output().unwrap();
+    let out = coalprof()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["run", "--pattern", "coalesced", "--backend", "ncu"])
+        .output()
+        .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{e}");
     let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error: ")).collect();
@@ -56,7 +86,10 @@ fn backend_ncu_without_a_gpu_exits_4_in_one_line() {
 
 #[test]
 fn the_real_ncu_runs_a_pattern_here_and_coalprof_reports_no_gpu() {
-    let (Some(ncu), Some(nvcc)) = (real_ncu("the_real_ncu_runs_a_pattern"), real_nvcc("the_real_ncu_runs_a_pattern")) else { return };
+    let (Some(ncu), Some(nvcc)) = (real_ncu("the_real_ncu_runs_a_pattern"), real_nvcc("the_real_ncu_runs_a_pattern"))
+    else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = coalprof()
         .env("COALPROF_NCU", &ncu)
@@ -82,7 +115,10 @@ fn doctor_says_what_is_missing_with_the_fix() {
 
 #[test]
 fn doctor_finds_the_project_tools() {
-    let (Some(_), Some(_)) = (real_ncu("doctor_finds_the_project_tools"), real_nvcc("doctor_finds_the_project_tools")) else { return };
+    let (Some(_), Some(_)) = (real_ncu("doctor_finds_the_project_tools"), real_nvcc("doctor_finds_the_project_tools"))
+    else {
+        return;
+    };
     let out = coalprof().env("PATH", "/usr/bin:/bin").arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ok   nvcc") && text.contains("ok   ncu") && text.contains("2022.3.0.0"), "{text}");

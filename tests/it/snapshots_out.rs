@@ -25,7 +25,19 @@ fn model_run_table_and_markdown() {
     let dir = tempfile::tempdir().unwrap();
     for format in ["table", "markdown"] {
         let out = dir.path().display().to_string();
-        let (code, text, err) = run(&["run", "--pattern", "stride", "--backend", "model", "--size", "16M", "--format", format, "--out", &out]);
+        let (code, text, err) = run(&[
+            "run",
+            "--pattern",
+            "stride",
+            "--backend",
+            "model",
+            "--size",
+            "16M",
+            "--format",
+            format,
+            "--out",
+            &out,
+        ]);
         assert_eq!(code, 0, "{err}");
         insta::assert_snapshot!(format!("model_stride_{format}"), text);
     }
@@ -36,8 +48,14 @@ fn exit_paths_stderr() {
     let cases: &[(&str, &[&str])] = &[
         ("exit2_unknown_pattern", &["run", "--pattern", "strid"]),
         ("exit2_bad_size", &["run", "--pattern", "stride", "--size", "12Q"]),
-        ("exit3_text_report", &["analyze", "tests/fixtures/ncu/2025/text_ncu2025_1_rtx3050ti_set_full_est_speedup.txt"]),
-        ("exit3_ctrperm_log", &["analyze", "tests/fixtures/ncu/unknown-version/log_ncu_err_nvgpuctrperm_target_processes_python.txt"]),
+        (
+            "exit3_text_report",
+            &["analyze", "tests/fixtures/ncu/2025/text_ncu2025_1_rtx3050ti_set_full_est_speedup.txt"],
+        ),
+        (
+            "exit3_ctrperm_log",
+            &["analyze", "tests/fixtures/ncu/unknown-version/log_ncu_err_nvgpuctrperm_target_processes_python.txt"],
+        ),
     ];
     for (name, args) in cases {
         let (code, _, err) = run(args);

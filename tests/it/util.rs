@@ -49,4 +49,3 @@ fn tool(test: &str, rel: &str) -> Option<PathBuf> {
 pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
-
