@@ -91,7 +91,7 @@ pub fn join<'a>(
 mod tests {
     use super::*;
 
-    const LINE: &str = r#"{"pattern":"stride","variant":"stride_8","kernel":"stride_copy","grid":[4,1,1],"block":[256,1,1],"bytes_read":4096,"bytes_written":4096,"checksum":12.5,"time_ms":0.25,"times_ms":[0.25,0.26]}"#;
+    pub(super) const LINE: &str = r#"{"pattern":"stride","variant":"stride_8","kernel":"stride_copy","grid":[4,1,1],"block":[256,1,1],"bytes_read":4096,"bytes_written":4096,"checksum":12.5,"time_ms":0.25,"times_ms":[0.25,0.26]}"#;
 
     fn record(kernel: &str, grid: [u32; 3]) -> LaunchRecord {
         LaunchRecord {
@@ -123,5 +123,32 @@ mod tests {
         let err = join(&[record("stride_copy", [8, 1, 1])], &e).unwrap_err();
         assert!(err.contains("launch 0") && err.contains("stride_8"), "{err}");
         assert!(join(&[], &e).unwrap_err().contains("shift"));
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any text, and any byte-level damage to a real line, gives entries or a line error.
+        #[test]
+        fn never_panics(text in ".{0,400}") {
+            let _ = super::parse(&text);
+        }
+
+        #[test]
+        fn damaged_lines_fail_with_their_line_number(cut in 0usize..200, junk in "[{}\\[\\],:\"a-z0-9]{0,8}") {
+            let good = super::tests::LINE;
+            let bad = format!("{}{junk}", &good[..cut.min(good.len())]);
+            let text = format!("{good}\n{bad}\n");
+            match super::parse(&text) {
+                // A blank damaged line is skipped; any other that parses is a second entry.
+                Ok(e) => prop_assert_eq!(e.len(), if bad.trim().is_empty() { 1 } else { 2 }),
+                Err((line, _)) => prop_assert_eq!(line, 2),
+            }
+        }
     }
 }

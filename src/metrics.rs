@@ -232,3 +232,28 @@ mod tests {
         assert!(err.to_string().contains("extra"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Cutting the real file anywhere and appending junk parses or fails as a usage error.
+        #[test]
+        fn damaged_metrics_toml_is_an_error_never_a_panic(cut in 0usize..8000, junk in ".{0,40}") {
+            let text = super::BUILTIN;
+            let mut end = cut.min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let damaged = format!("{}{junk}", &text[..end]);
+            if let Err(e) = super::Catalogue::parse(&damaged, Path::new("m.toml")) {
+                prop_assert_eq!(e.exit(), crate::exit::Exit::Usage);
+            }
+        }
+    }
+}

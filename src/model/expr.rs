@@ -562,3 +562,27 @@ mod tests {
         assert_eq!(a.metrics["dram_amplification"], 2.0);
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn parse_never_panics(text in "[a-z0-9_ +*/%()\\-]{0,60}") {
+            let _ = super::parse(&text);
+        }
+
+        /// Small well-formed expressions over lane and a loop variable evaluate or fail cleanly
+        /// (division by zero, huge values), never panic.
+        #[test]
+        fn analyze_never_panics(a in -40i64..40, b in -40i64..40, op in "[+*/%-]", bytes in prop::sample::select(vec![1u32, 2, 4, 8, 16])) {
+            let expr = format!("lane * {a} {op} r * {b}");
+            let bindings = vec![("r".to_string(), "0..4".to_string())];
+            let _ = super::analyze_layout(&expr, &bindings, bytes, false);
+            let _ = super::analyze_layout(&expr, &bindings, bytes, true);
+        }
+    }
+}
