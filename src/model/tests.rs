@@ -259,7 +259,6 @@ fn gather_fast_paths_match_the_replay_with_collisions() {
 /// The gathers' fast paths against the CTA-by-CTA replay at the default size (1 GiB). Slow in
 /// debug: `cargo test --release --lib model::tests::gather_fast_paths_at_default_size -- --ignored`.
 #[test]
-#[ignore]
 fn gather_fast_paths_at_default_size() {
     use super::engine::replay;
     use super::gather::{gather_outcome, Embedding};
