@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{coalprof, fixture, json};
+use crate::util::{coalprof, fixture, json, OkStdout};
 
 /// Run `analyze --format json` (per launch when asked) and return the rows.
 fn rows(rel: &str, per_launch: bool) -> Vec<Value> {
@@ -11,7 +11,7 @@ fn rows(rel: &str, per_launch: bool) -> Vec<Value> {
     if per_launch {
         c.arg("--per-launch");
     }
-    let out = c.assert().success().get_output().stdout.clone();
+    let out = c.ok_stdout();
     let v = json(&out);
     assert_eq!(v["schema"], "coalprof/1");
     v["rows"].as_array().unwrap().clone()
@@ -109,11 +109,7 @@ fn json_is_the_documented_contract_and_notes_missing_metrics() {
     let out = coalprof()
         .args(["analyze", "--format", "json"])
         .arg(fixture("ncu/2024/details_csv_ncu2024_3_rtx4080_import_rules.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .ok_stdout();
     let v = json(&out);
     let row = &v["rows"][0];
     for key in ["kernel", "id", "metrics", "launches", "source"] {
@@ -133,8 +129,7 @@ fn every_format_renders() {
         ("csv", "pattern,variant,kernel"),
         ("json", "\"schema\""),
     ] {
-        let out =
-            coalprof().args(["analyze", "--format", format]).arg(&f).assert().success().get_output().stdout.clone();
+        let out = coalprof().args(["analyze", "--format", format]).arg(&f).ok_stdout();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(needle), "{format}: {text}");
     }
@@ -143,14 +138,6 @@ fn every_format_renders() {
 #[test]
 fn stdin_is_read_with_a_dash() {
     let f = fixture("ncu/2025/details_csv_ncu2025_b200_cc10_setfull_base_units_appstdout.log");
-    let out = coalprof()
-        .args(["analyze", "-", "--format", "json"])
-        .pipe_stdin(f)
-        .unwrap()
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = coalprof().args(["analyze", "-", "--format", "json"]).pipe_stdin(f).unwrap().ok_stdout();
     assert_eq!(json(&out)["rows"].as_array().unwrap().len(), 1);
 }

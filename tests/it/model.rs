@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::util::{coalprof, json};
+use crate::util::{coalprof, json, OkStdout};
 
 /// `pattern/variant` → metrics of a model run of every pattern at default sizes.
 fn suite() -> HashMap<String, Value> {
@@ -13,11 +13,7 @@ fn suite() -> HashMap<String, Value> {
     let out = coalprof()
         .args(["run", "--all", "--backend", "model", "--format", "json", "--out"])
         .arg(dir.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .ok_stdout();
     let v = json(&out);
     v["rows"]
         .as_array()
@@ -77,16 +73,8 @@ fn model_answers_interview_question_4_for_both_layouts() {
     let bindings =
         ["block_size=16", "n_kv_heads=8", "head_dim=128", "t=tid", "warp=0..4", "block=0..4", "offset=0..16", "h=0..8"];
     let spr = |expr: &str, bytes: &str| {
-        let out = coalprof()
-            .arg("model")
-            .arg(expr)
-            .args(bindings)
-            .args(["--bytes", bytes, "--format", "json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out =
+            coalprof().arg("model").arg(expr).args(bindings).args(["--bytes", bytes, "--format", "json"]).ok_stdout();
         let v = json(&out);
         (
             v["rows"][0]["metrics"]["global_load_sectors_per_request"].as_f64().unwrap(),
@@ -104,13 +92,7 @@ fn model_answers_interview_question_4_for_both_layouts() {
 #[test]
 fn model_shared_padding_and_a_bad_expression_pointing_at_its_column() {
     let wf = |expr: &str| {
-        let out = coalprof()
-            .args(["model", "--shared", expr, "r=0..32", "--format", "json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = coalprof().args(["model", "--shared", expr, "r=0..32", "--format", "json"]).ok_stdout();
         json(&out)["rows"][0]["metrics"]["shared_load_wavefronts_per_instruction"].as_f64().unwrap()
     };
     assert_eq!(wf("lane * 32 + r"), 32.0);

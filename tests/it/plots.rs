@@ -9,7 +9,7 @@ use coalprof::results::Results;
 use coalprof::store::RunDir;
 use serde_json::json;
 
-use crate::util::{coalprof, fixture};
+use crate::util::{coalprof, fixture, OkStdout};
 
 fn model_run(dir: &Path) -> std::path::PathBuf {
     coalprof()
@@ -106,22 +106,14 @@ fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
 fn report_markdown_links_the_same_plots() {
     let dir = tempfile::tempdir().unwrap();
     let run = model_run(dir.path());
-    let out =
-        coalprof().args(["report", "--format", "markdown"]).arg(&run).assert().success().get_output().stdout.clone();
+    let out = coalprof().args(["report", "--format", "markdown"]).arg(&run).ok_stdout();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.trim_end(), std::fs::read_to_string(run.join("results.md")).unwrap().trim_end());
 }
 
 #[test]
 fn report_of_a_results_file_without_plots_links_none() {
-    let out = coalprof()
-        .args(["report", "--format", "markdown"])
-        .arg(fixture("runs/stride-sm90.json"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = coalprof().args(["report", "--format", "markdown"]).arg(fixture("runs/stride-sm90.json")).ok_stdout();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("## `stride`") && !text.contains("]("), "{text}");
 }

@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::util::{coalprof, fixture, json, real_ncu};
+use crate::util::{coalprof, fixture, json, real_ncu, OkStdout};
 
 /// A fake `ncu`: for a profiling run it records its arguments, prints real `==PROF==` lines
 /// and copies a real `.ncu-rep` to the `--export` path; everything else (`--import`,
@@ -41,11 +41,7 @@ fn fake_ncu_replaying_a_real_report_drives_the_profile_path_end_to_end() {
         .args(["profile", "--kernel", "vecAdd", "--format", "json", "--out"])
         .arg(dir.path().join("runs"))
         .args(["--", "/opt/app", "a b", "it's \"quoted\"", "-x", "--flag=1"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .ok_stdout();
     let v = json(&out);
     assert_eq!(v["rows"][0]["launches"], 5);
     assert_eq!(v["provenance"]["backend"], "ncu");

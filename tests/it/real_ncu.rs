@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use coalprof::metrics::Catalogue;
 use coalprof::tools::ncu::{split_suffix, Ncu};
 
-use crate::util::{coalprof, fixture, json, real_ncu};
+use crate::util::{coalprof, fixture, json, real_ncu, OkStdout};
 
 fn ncu(path: std::path::PathBuf) -> Ncu {
     Ncu { path, home: Some(std::env::temp_dir()) }
@@ -42,11 +42,7 @@ fn analyze_imports_real_reports_through_the_real_ncu() {
             .env("COALPROF_NCU", &path)
             .args(["analyze", "--per-launch", "--format", "json"])
             .arg(fixture(&format!("ncu-rep/{report}")))
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+            .ok_stdout();
         let v = json(&out);
         let rows = v["rows"].as_array().unwrap();
         assert_eq!(rows.len(), launches, "{report}");

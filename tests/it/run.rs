@@ -1,11 +1,11 @@
 //! `coalprof run`, `patterns`, `doctor` and `profile` on a machine without a GPU: the model by
 //! default, exit 4 with one line when measuring is insisted on, and the real ncu's no-GPU path.
 
-use crate::util::{coalprof, json, real_ncu, real_nvcc};
+use crate::util::{coalprof, json, real_ncu, real_nvcc, OkStdout};
 
 #[test]
 fn patterns_lists_all_nine_with_their_variants() {
-    let out = coalprof().arg("patterns").assert().success().get_output().stdout.clone();
+    let out = coalprof().arg("patterns").ok_stdout();
     let text = String::from_utf8(out).unwrap();
     for p in ["coalesced", "offset", "stride", "broadcast", "gather", "vector", "kv-layout", "bank-conflicts", "column"]
     {
@@ -33,11 +33,7 @@ fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
         .env("PATH", "/usr/bin:/bin")
         .args(["run", "--pattern", "kv-layout", "--out"])
         .arg(dir.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .ok_stdout();
     let text = String::from_utf8(out).unwrap();
     let first = text.lines().next().unwrap();
     assert!(first.starts_with("no GPU found") && first.contains("prediction"), "{text}");
@@ -55,11 +51,7 @@ fn the_kv_layouts_are_16x_apart_in_fp16_as_json() {
     let out = coalprof()
         .args(["run", "--pattern", "kv-layout", "--backend", "model", "--format", "json", "--out"])
         .arg(dir.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .ok_stdout();
     let v = json(&out);
     let spr = |variant: &str| {
         let row = v["rows"].as_array().unwrap().iter().find(|r| r["variant"] == variant).unwrap();

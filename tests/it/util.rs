@@ -49,3 +49,14 @@ fn tool(test: &str, rel: &str) -> Option<PathBuf> {
 pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
+
+/// Run a command that must succeed and return its stdout (failing with its stderr otherwise).
+pub trait OkStdout {
+    fn ok_stdout(&mut self) -> Vec<u8>;
+}
+
+impl OkStdout for assert_cmd::Command {
+    fn ok_stdout(&mut self) -> Vec<u8> {
+        self.assert().success().get_output().stdout.clone()
+    }
+}
