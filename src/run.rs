@@ -35,6 +35,14 @@ pub const DEVICE_METRICS: &[&str] = &[
     "profiler__replayer_passes",
 ];
 
+/// The `--metrics` list of every profiling run: the catalogue's raw metrics and the device's.
+pub fn profiled_metrics(catalogue: &Catalogue) -> String {
+    std::iter::once(catalogue.ncu_metric_list())
+        .chain(DEVICE_METRICS.iter().map(|m| m.to_string()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// How to profile (ncu's own defaults unless asked otherwise).
 #[derive(Debug, Clone)]
 pub struct ProfilerSettings {
@@ -69,10 +77,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
     let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));
-    let metrics = std::iter::once(catalogue.ncu_metric_list())
-        .chain(DEVICE_METRICS.iter().map(|m| m.to_string()))
-        .collect::<Vec<_>>()
-        .join(",");
+    let metrics = profiled_metrics(catalogue);
 
     // 1. The profiling run: every variant launched once, under ncu, into a report.
     let manifest_path = dir.file(&format!("{stem}.manifest.jsonl"));
@@ -197,8 +202,8 @@ fn time_variants(
 }
 
 fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, String> {
-    let mut keep: std::collections::HashSet<String> = catalogue.ncu_names().into_keys().collect();
-    keep.extend(DEVICE_METRICS.iter().map(|m| m.to_string()));
+    // Launch and device facts (the peak-bandwidth attributes too) are always kept by the parser.
+    let keep = catalogue.ncu_names().into_keys().collect();
     let records = ncu_csv::open(csv.as_bytes(), Keep::Only(keep)).map_err(|e| e.to_string())?;
     records.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
 }

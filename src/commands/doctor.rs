@@ -3,7 +3,6 @@
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::settings::Common;
-use crate::tools::smi::Smi;
 
 /// One line of the report.
 struct Check {
@@ -29,11 +28,7 @@ pub fn run(common: &Common) -> Result<Exit> {
         }
         Err(e) => Check { what: "ncu", ok: false, detail: e.to_string(), fix: e.hint().map(str::to_string) },
     });
-    let gpus = common
-        .tools
-        .cuda_binary("nvidia-smi")
-        .map_err(crate::Error::from)
-        .and_then(|f| Ok(Smi { path: f.path }.gpus()?));
+    let gpus = common.gpus();
     match gpus {
         Ok(gpus) if !gpus.is_empty() => {
             for g in &gpus {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::inputs::Reader;
 use crate::render::render;
-use crate::run::DEVICE_METRICS;
+use crate::run::profiled_metrics;
 use crate::settings::{Common, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;
@@ -14,10 +14,7 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let ncu = common.ncu()?;
     let dir = RunDir::create(&s.out_base, None, "profile")?;
     let partial = dir.file(".report.partial.ncu-rep");
-    let metrics = std::iter::once(common.catalogue.ncu_metric_list())
-        .chain(DEVICE_METRICS.iter().map(|m| m.to_string()))
-        .collect::<Vec<_>>()
-        .join(",");
+    let metrics = profiled_metrics(&common.catalogue);
     let request = ProfileRequest {
         metrics,
         cache_control: s.profiler.cache_control.clone(),

@@ -44,6 +44,8 @@ const LAUNCH_FACTS: &[&str] = &[
     "device__attribute_display_name",
     "device__attribute_compute_capability_major",
     "device__attribute_compute_capability_minor",
+    "device__attribute_memory_clock_rate",
+    "device__attribute_global_memory_bus_width",
     "profiler__replayer_passes",
 ];
 
