@@ -13,6 +13,8 @@ use crate::results::{Provenance, Results, Row, Source};
 use crate::run::{measure, run_record, Profiler};
 use crate::settings::{Backend, Common, RunSettings};
 use crate::store::RunDir;
+use crate::tools::ncu::Ncu;
+use crate::tools::nvcc::Nvcc;
 use crate::tools::ToolError;
 
 pub fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
@@ -72,13 +74,28 @@ fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Op
     Ok(results)
 }
 
-fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(Results, Exit)> {
-    let ncu = common.ncu()?;
-    let nvcc = common.nvcc()?;
+/// What measuring needs, checked in the order a user must fix it: a GPU (unless `--arch` says
+/// what to build for, in which case ncu itself reports a missing driver), then ncu, then nvcc.
+/// When the GPU is missing, a missing ncu is mentioned in the same line, so one run tells the
+/// user both things to install.
+fn preflight(common: &Common, s: &RunSettings) -> Result<(Ncu, Nvcc, String)> {
+    let ncu = common.ncu();
     let arch = match &s.arch {
         Some(a) => a.clone(),
-        None => common.gpu_arch()?,
+        None => match (common.gpu_arch(), &ncu) {
+            (Ok(arch), _) => arch,
+            (Err(Error::Unavailable { message, hint }), Err(missing)) => {
+                let hint = [hint.as_deref(), missing.hint()].into_iter().flatten().collect::<Vec<_>>().join("; ");
+                return Err(Error::unavailable(format!("{message}; and {missing}"), hint));
+            }
+            (Err(e), _) => return Err(e),
+        },
     };
+    Ok((ncu?, common.nvcc()?, arch))
+}
+
+fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(Results, Exit)> {
+    let (ncu, nvcc, arch) = preflight(common, s)?;
     let built = build(&s.patterns, &arch, &nvcc, &common.cache)?;
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu")?;
     let ncu_version = ncu.version().ok();

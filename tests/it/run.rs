@@ -62,18 +62,42 @@ fn the_kv_layouts_are_16x_apart_in_fp16_as_json() {
     assert_eq!(spr("hdn_fp16") / spr("nhd_fp16"), 16.0);
 }
 
-#[test]
-fn backend_ncu_without_a_gpu_exits_4_in_one_line() {
-    let out = coalprof()
-        .env("PATH", "/usr/bin:/bin")
-        .args(["run", "--pattern", "coalesced", "--backend", "ncu"])
-        .output()
-        .unwrap();
+/// `run --backend ncu` in an environment the test controls: a working folder outside the
+/// project (so its `.tools/` is not found), `PATH` without CUDA, and ncu given or not.
+fn backend_ncu_in(ncu: Option<&std::path::Path>) -> (Option<i32>, Vec<String>) {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut cmd = coalprof();
+    cmd.env("PATH", "/usr/bin:/bin").current_dir(cwd.path());
+    if let Some(ncu) = ncu {
+        cmd.env("COALPROF_NCU", ncu);
+    }
+    let out =
+        cmd.args(["run", "--pattern", "coalesced", "--backend", "ncu", "--out"]).arg(cwd.path()).output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{e}");
-    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error: ")).collect();
-    assert_eq!(errors.len(), 1, "{e}");
-    assert!(errors[0].contains("no GPU"), "{e}");
+    let errors = e.lines().filter(|l| l.starts_with("error: ")).map(str::to_string).collect();
+    (out.status.code(), errors)
+}
+
+#[test]
+fn backend_ncu_with_neither_gpu_nor_ncu_names_the_gpu_first_and_mentions_ncu() {
+    let (code, errors) = backend_ncu_in(None);
+    assert_eq!(code, Some(4), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let gpu = errors[0].find("no GPU").expect("names the missing GPU");
+    let ncu = errors[0].find("`ncu` not found").expect("mentions the missing ncu");
+    assert!(gpu < ncu, "the GPU comes first: {errors:?}");
+}
+
+#[test]
+fn backend_ncu_with_ncu_but_no_gpu_names_only_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = dir.path().join("ncu");
+    std::fs::write(&ncu, "#!/bin/sh\necho 'Version 2025.3.0.0'\n").unwrap();
+    std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (code, errors) = backend_ncu_in(Some(&ncu));
+    assert_eq!(code, Some(4), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("no GPU") && !errors[0].contains("ncu"), "{errors:?}");
 }
 
 #[test]
