@@ -5,12 +5,12 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use crate::analyze::{rows_from_records, Grouping};
 use crate::error::{Error, Result};
+use crate::frame::launches::{Grouping, Launches};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::report::csv::{self, Keep, ParseError};
-use crate::results::{Provenance, Results, SCHEMA};
+use crate::results::{Provenance, Results, Source, SCHEMA};
 use crate::tools::ncu::Ncu;
 use crate::tools::ToolError;
 
@@ -91,14 +91,19 @@ impl Reader<'_> {
         for w in &records.warnings {
             tracing::warn!("{}: {w}", path.display());
         }
-        let (mut rows, facts) = rows_from_records(records, &names, self.grouping).map_err(|e| parse_error(path, e))?;
-        if rows.is_empty() {
+        let mut launches = Launches::new(&names, self.grouping);
+        for rec in records {
+            launches.push(rec.map_err(|e| parse_error(path, e))?)?;
+        }
+        let (frame, facts) = launches.finish()?;
+        if frame.height() == 0 {
             return Err(Error::nothing_matched(
                 format!("{}: the report holds no kernel launches", path.display()),
                 Some("check the profiler's filters (`--kernel`, `--launch-skip`)".into()),
             ));
         }
-        let notices = self.derivation.apply(&mut rows)?;
+        let mut rows = self.derivation.derive(frame)?.into_rows(Source::Measured)?;
+        let notices = self.derivation.notices(&mut rows);
         let provenance = Provenance {
             coalprof: env!("CARGO_PKG_VERSION").into(),
             backend: "import".into(),

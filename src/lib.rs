@@ -3,13 +3,11 @@
 //! The data flows one way: pattern catalogue → build (nvcc) → profile (ncu) → parse → frame
 //! (derived metrics) → render / gate. Each step is one module; `commands` glues them together.
 
-pub mod analyze;
 pub mod build;
 pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit;
-pub mod findings;
 pub mod frame;
 pub mod gate;
 pub mod inputs;

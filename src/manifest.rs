@@ -1,6 +1,6 @@
 //! The launch manifest a pattern executable writes: one JSON object per variant, in launch
-//! order. coalprof joins ncu's results to it and verifies the join (kernel, grid, block): a
-//! mismatch is an error, never a silent shift.
+//! order. The frame module joins ncu's results to it and verifies the join (kernel, grid,
+//! block; `src/frame/join.rs`): a mismatch is an error, never a silent shift.
 
 use std::path::Path;
 
@@ -8,7 +8,6 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::patterns::Variant;
-use crate::report::LaunchRecord;
 
 /// One launched variant, as the executable recorded it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -61,52 +60,11 @@ pub fn check_against_plan(entries: &[Entry], plan: &[Variant]) -> std::result::R
     Ok(())
 }
 
-/// Join ncu's records (in launch order) to the manifest, verifying kernel name, grid and block.
-pub fn join<'a>(
-    records: &'a [LaunchRecord],
-    entries: &'a [Entry],
-) -> std::result::Result<Vec<(&'a LaunchRecord, &'a Entry)>, String> {
-    if records.len() != entries.len() {
-        return Err(format!(
-            "ncu profiled {} launches but the manifest lists {}: the join would shift results between variants",
-            records.len(),
-            entries.len()
-        ));
-    }
-    for (i, (r, e)) in records.iter().zip(entries).enumerate() {
-        let name_ok = r.kernel == e.kernel || r.kernel.starts_with(&format!("{}(", e.kernel));
-        let grid_ok = r.grid.is_none_or(|g| g == e.grid);
-        let block_ok = r.block.is_none_or(|b| b == e.block);
-        if !(name_ok && grid_ok && block_ok) {
-            return Err(format!(
-                "launch {i}: ncu profiled `{}` {:?}x{:?} but the manifest says `{}` {:?}x{:?} (variant `{}`)",
-                r.kernel, r.grid, r.block, e.kernel, e.grid, e.block, e.variant
-            ));
-        }
-    }
-    Ok(records.iter().zip(entries).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     pub(super) const LINE: &str = r#"{"pattern":"stride","variant":"stride_8","kernel":"stride_copy","grid":[4,1,1],"block":[256,1,1],"bytes_read":4096,"bytes_written":4096,"checksum":12.5,"time_ms":0.25,"times_ms":[0.25,0.26]}"#;
-
-    fn record(kernel: &str, grid: [u32; 3]) -> LaunchRecord {
-        LaunchRecord {
-            id: Some(0),
-            process: None,
-            kernel: kernel.into(),
-            grid: Some(grid),
-            block: Some([256, 1, 1]),
-            device: None,
-            cc: None,
-            nvtx: None,
-            launches: 1,
-            metrics: vec![],
-        }
-    }
 
     #[test]
     fn parses_lines_and_names_a_bad_one() {
@@ -114,15 +72,6 @@ mod tests {
         assert_eq!(e[0].variant, "stride_8");
         assert_eq!(e[0].time_ms, Some(0.25));
         assert_eq!(parse(&format!("{LINE}\n{{\"pattern\": 1}}\n")).unwrap_err().0, 2);
-    }
-
-    #[test]
-    fn join_refuses_a_shift() {
-        let e = parse(LINE).unwrap();
-        assert!(join(&[record("stride_copy", [4, 1, 1])], &e).is_ok());
-        let err = join(&[record("stride_copy", [8, 1, 1])], &e).unwrap_err();
-        assert!(err.contains("launch 0") && err.contains("stride_8"), "{err}");
-        assert!(join(&[], &e).unwrap_err().contains("shift"));
     }
 }
 

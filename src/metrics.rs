@@ -53,6 +53,15 @@ pub struct Mapped {
     pub kind: Kind,
 }
 
+/// A launch fact: a number a row knows besides ncu's counters (the pattern's access width, the
+/// algorithm's bytes, the CUDA-event time, the GPU's peak bandwidth).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    pub unit: String,
+    pub description: String,
+}
+
 /// Which way is better, for the gate and for findings.
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -85,6 +94,9 @@ pub struct DerivedMetric {
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
     pub raw: BTreeMap<String, RawMetric>,
+    /// Launch facts formulas may read besides the raw metrics.
+    #[serde(default, rename = "fact")]
+    pub facts: BTreeMap<String, Fact>,
     /// In file order: later formulas may use earlier results.
     #[serde(default, deserialize_with = "ordered")]
     pub derived: Vec<(String, DerivedMetric)>,
@@ -170,16 +182,29 @@ impl Catalogue {
         self.derived.iter().find(|(k, _)| k == key).map(|(_, d)| d)
     }
 
-    /// Unit of any metric key, raw or derived.
+    /// Unit of any key: raw metric, launch fact or derived metric.
     pub fn unit(&self, key: &str) -> Option<&str> {
-        self.raw.get(key).map(|r| r.unit.as_str()).or_else(|| self.derived(key).map(|d| d.unit.as_str()))
+        (self.raw.get(key).map(|r| r.unit.as_str()))
+            .or_else(|| self.facts.get(key).map(|f| f.unit.as_str()))
+            .or_else(|| self.derived(key).map(|d| d.unit.as_str()))
+    }
+
+    /// Whether `key` is defined anywhere in the catalogue.
+    pub fn defines(&self, key: &str) -> bool {
+        self.unit(key).is_some()
     }
 
     fn validate(&self) -> Result<()> {
+        if let Some(key) = self.facts.keys().find(|k| self.raw.contains_key(*k)) {
+            return Err(Error::usage(format!(
+                "{}: `{key}` is both a raw metric and a launch fact",
+                self.origin.display()
+            )));
+        }
         for (key, d) in &self.derived {
-            if self.raw.contains_key(key) {
+            if self.raw.contains_key(key) || self.facts.contains_key(key) {
                 return Err(Error::usage(format!(
-                    "{}: `{key}` is both a raw and a derived metric",
+                    "{}: `{key}` is both a derived metric and a raw metric or launch fact",
                     self.origin.display()
                 )));
             }

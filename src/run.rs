@@ -11,11 +11,13 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::analyze::{rows_from_records, Grouping};
 use crate::error::{Error, Result};
-use crate::frame::Derivation;
+use crate::frame::compare::compare;
+use crate::frame::launches::{Grouping, Launches};
+use crate::frame::{Derivation, Frame};
 use crate::manifest;
 use crate::metrics::Catalogue;
+use crate::model::{predicted_rows, ModelSettings};
 use crate::patterns::{variants, Pattern, Sizing, Variant};
 use crate::report::csv::{self as ncu_csv, Keep};
 use crate::report::{LaunchRecord, Value};
@@ -69,11 +71,13 @@ pub struct Profiler<'a> {
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
     pub settings: &'a ProfilerSettings,
+    /// What the measured rows are compared with.
+    pub model: &'a ModelSettings,
 }
 
 /// Profile one built pattern (`exe`) into `dir`.
 pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler, dir: &RunDir) -> Result<Measured> {
-    let Profiler { ncu, catalogue, derivation, settings } = *profiler;
+    let Profiler { ncu, catalogue, derivation, settings, model } = *profiler;
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
     let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));
@@ -113,27 +117,34 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let entries = manifest::read(&manifest_path)?;
     manifest::check_against_plan(&entries, &plan).map_err(|m| Error::input(&manifest_path, m))?;
     let records = parse_records(&csv, catalogue).map_err(|m| Error::input(dir.file(&format!("{stem}.csv")), m))?;
-    let joined = manifest::join(&records, &entries).map_err(|m| Error::input(&report, m))?;
     let device = device_facts(&records);
+    let names = catalogue.ncu_names();
+    let mut launches = Launches::new(&names, Grouping::PerLaunch);
+    for r in records {
+        launches.push(r)?;
+    }
+    let joined = launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
 
     // 3. The timing run, outside the profiler: CUDA-event medians per variant.
     let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
     let times = time_variants(exe, &plan, &timing_path, settings)?;
 
-    // 4. Rows: the catalogue's raw metrics, the launch facts, then every derived metric.
-    let names = catalogue.ncu_names();
-    let mut rows = Vec::new();
-    for ((record, entry), variant) in joined.into_iter().zip(&plan) {
-        let (mut one, _) = rows_from_records(std::iter::once(Ok(record.clone())), &names, Grouping::PerLaunch)
-            .map_err(|e| Error::input(&report, e.to_string()))?;
-        let mut row = one.remove(0);
-        row.pattern = Some(pattern.name().to_string());
-        row.variant = Some(variant.name.clone());
-        row.params = variant.params();
-        row.metrics.extend(launch_facts(variant, times.get(&entry.variant).copied(), device.peak_bandwidth));
-        rows.push(row);
+    // 4. The launch facts, every derived metric, and the comparison with the model.
+    let facts: Vec<(String, Metrics)> = (plan.iter())
+        .map(|v| (v.name.clone(), launch_facts(v, times.get(&v.name).copied(), device.peak_bandwidth)))
+        .collect();
+    let fact_keys: Vec<&str> = catalogue.facts.keys().map(String::as_str).collect();
+    let measured = derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
+    let mut predicted = predicted_rows(&plan, model);
+    derivation.apply(&mut predicted)?;
+    let mut rows =
+        compare(measured, Frame::from_rows(&predicted, derivation.inputs().chain(derivation.keys()))?, catalogue)?;
+    derivation.notices(&mut rows);
+    for row in &mut rows {
+        if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
+            row.params = v.params();
+        }
     }
-    derivation.apply(&mut rows)?;
     Ok(Measured {
         rows,
         gpu: device.gpu,

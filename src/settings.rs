@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::analyze::Grouping;
 use crate::build::parse_arch;
 use crate::cli::{
     AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, RunArgs,
 };
 use crate::error::{Error, Result};
+use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use crate::analyze::Grouping;
 use crate::error::Result;
 use crate::exit::Exit;
+use crate::frame::launches::Grouping;
 use crate::inputs::Reader;
 use crate::render::Format;
 use crate::results::Results;

@@ -15,10 +15,11 @@ pub fn run(common: &Common, m: &ModelSettingsCmd) -> Result<Exit> {
     }
     params.insert("element_bytes".into(), m.element_bytes.into());
     params.insert("memory".into(), if m.shared { "shared" } else { "global" }.into());
-    let row = Row { params, metrics: p.metrics, notes: p.notes, ..Row::new(m.expr.clone(), Source::Predicted) };
+    let mut rows = [Row { params, metrics: p.metrics, notes: p.notes, ..Row::new(m.expr.clone(), Source::Predicted) }];
+    common.derivation.apply(&mut rows)?;
     let prov =
         Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: "model".into(), ..Provenance::default() };
-    super::print(&render(&Results::new(prov, vec![row]), common.format, common.style)?)?;
+    super::print(&render(&Results::new(prov, rows.into()), common.format, common.style)?)?;
     Ok(Exit::Ok)
 }
 

@@ -5,11 +5,10 @@
 use crate::build::build;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::findings;
-use crate::model::{predict, ModelSettings};
+use crate::model::{predicted_rows, ModelSettings};
 use crate::patterns::{variants, Variant};
 use crate::render::render;
-use crate::results::{Provenance, Results, Row, Source};
+use crate::results::{Provenance, Results};
 use crate::run::{measure, run_record, Profiler};
 use crate::settings::{Backend, Common, RunSettings};
 use crate::store::RunDir;
@@ -46,23 +45,10 @@ fn provenance(backend: &str) -> Provenance {
     Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: backend.into(), ..Provenance::default() }
 }
 
-/// A row for `v` carrying the model's numbers.
-fn predicted_row(v: &Variant, model: &ModelSettings) -> Row {
-    let p = predict(v, model);
-    Row {
-        pattern: Some(v.pattern.name().into()),
-        variant: Some(v.name.clone()),
-        grid: Some(v.launch.grid),
-        block: Some(v.launch.block),
-        params: v.params(),
-        metrics: p.metrics,
-        notes: p.notes,
-        ..Row::new(v.kernel, Source::Predicted)
-    }
-}
-
 fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Option<String>) -> Result<Results> {
-    let rows = s.patterns.iter().flat_map(|&p| variants(p, s.sizing)).map(|v| predicted_row(&v, model)).collect();
+    let plan: Vec<Variant> = s.patterns.iter().flat_map(|&p| variants(p, s.sizing)).collect();
+    let mut rows = predicted_rows(&plan, model);
+    common.derivation.apply(&mut rows)?;
     let mut prov = provenance("model");
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
@@ -113,17 +99,17 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     let mut results = Results::new(prov, Vec::new());
     let mut failed: Vec<Error> = Vec::new();
-    let profiler =
-        Profiler { ncu: &ncu, catalogue: &common.catalogue, derivation: &common.derivation, settings: &s.profiler };
+    let profiler = Profiler {
+        ncu: &ncu,
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        settings: &s.profiler,
+        model,
+    };
     for b in &built {
         match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
             Ok(m) => {
-                let plan = variants(b.pattern, s.sizing);
-                for (mut row, v) in m.rows.into_iter().zip(&plan) {
-                    row.predicted = Some(predict(v, model).metrics);
-                    findings::compare(&mut row, &common.catalogue);
-                    results.rows.push(row);
-                }
+                results.rows.extend(m.rows);
                 let p = &mut results.provenance;
                 p.gpu = p.gpu.take().or(m.gpu);
                 p.compute_capability = p.compute_capability.take().or(m.cc);

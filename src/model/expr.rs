@@ -51,7 +51,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::core::{footprint, ideal_sectors, ideal_wavefronts, shared_wavefronts, WarpAccess};
+use super::core::{footprint, ideal_wavefronts, shared_wavefronts, WarpAccess};
 use super::Prediction;
 
 /// A parse or evaluation error: what went wrong and the 1-based byte column in the text it
@@ -366,11 +366,12 @@ pub const MAX_INSTRUCTIONS: u64 = 1 << 22;
 /// for elements of `element_bytes` (1, 2, 4, 8 or 16) in global memory, or in shared memory
 /// when `shared`.
 ///
-/// Global: `global_load_requests`, `…_sectors`, `…_sectors_per_request`,
-/// `…_ideal_sectors_per_request`, `…_bytes_requested`, `…_sector_efficiency`,
-/// `…_instructions`, `amplification` (bytes moved in sectors / bytes requested, per request)
-/// and `dram_amplification` (distinct sectors over all instructions × 32 / distinct bytes
-/// requested: what is left when every sector is fetched once). Shared: `shared_load_*`.
+/// Emits what ncu would count, under the raw keys of `metrics.toml`: global
+/// `global_load_requests`, `…_instructions`, `…_sectors`, `…_bytes_requested`, and
+/// `dram_bytes_read` (every distinct sector fetched once) with `algorithm_bytes_read` (every
+/// distinct element once); shared `shared_load_instructions`, `…_wavefronts`,
+/// `…_bank_conflicts`; and the launch fact `access_bytes`. The ratios are derived from these
+/// by the frame module, with the same formulas as measured rows.
 pub fn analyze_layout(
     expr: &str,
     bindings: &[(String, String)],
@@ -399,7 +400,7 @@ pub fn analyze_layout(
         idx[i] = *lo;
     }
     let eb = u64::from(element_bytes);
-    let (mut sectors, mut ideal, mut wavefronts, mut ideal_wf) = (0u64, 0u64, 0u64, 0u64);
+    let (mut sectors, mut wavefronts, mut ideal_wf) = (0u64, 0u64, 0u64);
     let mut all_sectors: HashSet<u64> = HashSet::new();
     let mut all_bytes: HashSet<u64> = HashSet::new();
     let mut collect_unique = true;
@@ -427,7 +428,6 @@ pub fn analyze_layout(
             ideal_wf += ideal_wavefronts(32, element_bytes);
         } else {
             sectors += footprint(&w).sectors;
-            ideal += ideal_sectors(32, element_bytes);
             if collect_unique {
                 for a in addr {
                     all_bytes.insert(a / eb);
@@ -447,15 +447,15 @@ pub fn analyze_layout(
             idx[i] = layout.loops[i].1;
         }
     }
+    // Raw counters and launch facts only: `coalprof model` derives its metrics with the same
+    // `metrics.toml` formulas as measured rows.
     let mut p = Prediction::default();
     let m = &mut p.metrics;
     let r = n as f64;
-    let requested = n * 32 * eb;
+    m.insert("access_bytes".into(), f64::from(element_bytes));
     if shared {
         m.insert("shared_load_instructions".into(), r);
         m.insert("shared_load_wavefronts".into(), wavefronts as f64);
-        m.insert("shared_load_wavefronts_per_instruction".into(), wavefronts as f64 / r);
-        m.insert("shared_load_ideal_wavefronts_per_instruction".into(), ideal_wf as f64 / r);
         m.insert("shared_load_bank_conflicts".into(), (wavefronts - ideal_wf) as f64);
         p.notes.push(
             "shared memory: 32 banks x 4 B; lanes reading one 32-bit word broadcast; 64/128-bit accesses in 2/4 phases"
@@ -465,18 +465,14 @@ pub fn analyze_layout(
         m.insert("global_load_requests".into(), r);
         m.insert("global_load_instructions".into(), r);
         m.insert("global_load_sectors".into(), sectors as f64);
-        m.insert("global_load_sectors_per_request".into(), sectors as f64 / r);
-        m.insert("global_load_ideal_sectors_per_request".into(), ideal as f64 / r);
-        m.insert("global_load_bytes_requested".into(), requested as f64);
-        m.insert("global_load_sector_efficiency".into(), requested as f64 / (sectors * 32) as f64);
-        m.insert("amplification".into(), (sectors * 32) as f64 / requested as f64);
+        m.insert("global_load_bytes_requested".into(), (n * 32 * eb) as f64);
         if collect_unique {
-            m.insert(
-                "dram_amplification".into(),
-                (all_sectors.len() as u64 * 32) as f64 / (all_bytes.len() as u64 * eb) as f64,
-            );
+            // A cold L2 fetching 32-byte sectors reads each distinct sector once; the algorithm
+            // needs each distinct element once.
+            m.insert("dram_bytes_read".into(), (all_sectors.len() as u64 * 32) as f64);
+            m.insert("algorithm_bytes_read".into(), (all_bytes.len() as u64 * eb) as f64);
         } else {
-            p.notes.push("too many distinct sectors to count dram_amplification".into());
+            p.notes.push("too many distinct sectors to count dram_bytes_read".into());
         }
         p.notes.push("all 32 lanes active; the buffer is 256-byte aligned".into());
     }
@@ -496,6 +492,7 @@ pub fn parse_binding(arg: &str) -> Result<(String, String), ExprError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::derived;
 
     fn b(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
@@ -539,27 +536,29 @@ mod tests {
     #[test]
     fn shared_examples_from_the_doc() {
         let r = b(&[("r", "0..32")]);
-        let a = analyze_layout("lane * 32 + r", &r, 4, true).unwrap();
-        assert_eq!(a.metrics["shared_load_wavefronts_per_instruction"], 32.0);
-        assert_eq!(a.metrics["shared_load_bank_conflicts"], 31.0 * 32.0);
-        let a = analyze_layout("lane * 33 + r", &r, 4, true).unwrap();
-        assert_eq!(a.metrics["shared_load_wavefronts_per_instruction"], 1.0);
-        assert_eq!(a.metrics["shared_load_bank_conflicts"], 0.0);
-        let a = analyze_layout("lane", &[], 8, true).unwrap();
-        assert_eq!(a.metrics["shared_load_wavefronts_per_instruction"], 2.0);
-        assert_eq!(a.metrics["shared_load_bank_conflicts"], 0.0);
+        let a = derived(&analyze_layout("lane * 32 + r", &r, 4, true).unwrap());
+        assert_eq!(a["shared_load_wavefronts_per_instruction"], 32.0);
+        assert_eq!(a["shared_load_bank_conflicts"], 31.0 * 32.0);
+        let a = derived(&analyze_layout("lane * 33 + r", &r, 4, true).unwrap());
+        assert_eq!(a["shared_load_wavefronts_per_instruction"], 1.0);
+        assert_eq!(a["shared_load_bank_conflicts"], 0.0);
+        let a = derived(&analyze_layout("lane", &[], 8, true).unwrap());
+        assert_eq!(a["shared_load_wavefronts_per_instruction"], 2.0);
+        assert_eq!(a["shared_load_bank_conflicts"], 0.0);
     }
 
     #[test]
     fn tid_warp_and_block_builtins() {
-        let a = analyze_layout("block * 256 + tid", &b(&[("warp", "0..8"), ("block", "0..3")]), 4, false).unwrap();
-        assert_eq!(a.metrics["global_load_requests"], 24.0);
-        assert_eq!(a.metrics["global_load_sectors_per_request"], 4.0);
-        assert_eq!(a.metrics["amplification"], 1.0);
-        let a = analyze_layout("tid * 2", &b(&[("warp", "0..4")]), 4, false).unwrap();
-        assert_eq!(a.metrics["global_load_sectors_per_request"], 8.0);
-        assert_eq!(a.metrics["amplification"], 2.0);
-        assert_eq!(a.metrics["dram_amplification"], 2.0);
+        let a = derived(
+            &analyze_layout("block * 256 + tid", &b(&[("warp", "0..8"), ("block", "0..3")]), 4, false).unwrap(),
+        );
+        assert_eq!(a["global_load_requests"], 24.0);
+        assert_eq!(a["global_load_sectors_per_request"], 4.0);
+        assert_eq!(a["global_load_sector_efficiency"], 1.0);
+        let a = derived(&analyze_layout("tid * 2", &b(&[("warp", "0..4")]), 4, false).unwrap());
+        assert_eq!(a["global_load_sectors_per_request"], 8.0);
+        assert_eq!(a["global_load_sector_efficiency"], 0.5);
+        assert_eq!(a["dram_amplification"], 2.0);
     }
 }
 

@@ -43,9 +43,10 @@ fn get(p: Pattern, name: &str, sizing: Sizing) -> Variant {
     variants(p, sizing).into_iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no {p}/{name}"))
 }
 
+/// A metric of `v`'s prediction, derived with `metrics.toml`'s formulas as every output is.
 fn metric(v: &Variant, key: &str) -> f64 {
-    let p = predict(v, &ModelSettings::default());
-    *p.metrics.get(key).unwrap_or_else(|| panic!("{} has no {key}: {:?}", v.id(), p.metrics))
+    let m = derived(&predict(v, &ModelSettings::default()));
+    *m.get(key).unwrap_or_else(|| panic!("{} has no {key}: {m:?}", v.id()))
 }
 
 const SMALL: Sizing = Sizing { bytes: 1 << 22 };
@@ -60,10 +61,10 @@ fn seed_001_stride_table_sectors_and_banks() {
         let w = WarpAccess::build(4, |_| true, |l| 4 * l * s);
         assert_eq!(shared_wavefronts(&w), ways, "stride {s} banks");
         // The same through the expression language.
-        let a = analyze_layout(&format!("lane * {s}"), &[], 4, true).unwrap();
-        assert_eq!(a.metrics["shared_load_wavefronts_per_instruction"], ways as f64);
-        let a = analyze_layout(&format!("lane * {s}"), &[], 4, false).unwrap();
-        assert_eq!(a.metrics["global_load_sectors_per_request"], sectors);
+        let a = derived(&analyze_layout(&format!("lane * {s}"), &[], 4, true).unwrap());
+        assert_eq!(a["shared_load_wavefronts_per_instruction"], ways as f64);
+        let a = derived(&analyze_layout(&format!("lane * {s}"), &[], 4, false).unwrap());
+        assert_eq!(a["global_load_sectors_per_request"], sectors);
     }
 }
 
@@ -134,9 +135,9 @@ fn bank_conflicts_padding_and_transpose() {
     assert_eq!(bc("transpose_32x32", "global_load_sectors_per_request"), 4.0);
     assert_eq!(bc("transpose_32x32", "global_store_sectors_per_request"), 4.0);
     assert_eq!(bc("transpose_naive", "global_store_sectors_per_request"), 32.0);
-    let p = predict(&get(Pattern::BankConflicts, "row_32x32", sizing), &ModelSettings::default());
-    assert!(!p.metrics.contains_key("global_load_requests"), "no global loads in the shared benchmark");
-    assert!(!p.metrics.contains_key("dram_amplification"), "bytes_read = 0");
+    let m = derived(&predict(&get(Pattern::BankConflicts, "row_32x32", sizing), &ModelSettings::default()));
+    assert!(!m.contains_key("global_load_requests"), "no global loads in the shared benchmark");
+    assert!(!m.contains_key("dram_amplification"), "bytes_read = 0");
 }
 
 #[test]
@@ -155,12 +156,12 @@ fn rtx3070_row_and_column_sums_fixture() {
 #[test]
 fn dram_granularity_and_amplification() {
     let v = get(Pattern::Stride, "stride_32", SMALL);
-    let amp = |g| predict(&v, &ModelSettings { l2_fetch_bytes: g }).metrics["dram_amplification"];
+    let amp = |g| derived(&predict(&v, &ModelSettings { l2_fetch_bytes: g }))["dram_amplification"];
     assert_eq!((amp(32), amp(64), amp(128)), (8.0, 16.0, 32.0), "metric-semantics §6");
     let s2 = get(Pattern::Stride, "stride_2", SMALL);
-    assert_eq!(predict(&s2, &ModelSettings::default()).metrics["dram_amplification"], 2.0);
+    assert_eq!(derived(&predict(&s2, &ModelSettings::default()))["dram_amplification"], 2.0);
     let off = get(Pattern::Offset, "offset_1", SMALL);
-    let m = predict(&off, &ModelSettings::default()).metrics;
+    let m = derived(&predict(&off, &ModelSettings::default()));
     assert!((m["dram_amplification"] - 1.0).abs() < 1e-3, "neighbour warps reuse the 5th sector");
     assert!((m["l2_amplification"] - 129.0 / 128.0).abs() < 1e-9, "one extra sector per CTA");
     let naive = predict(&get(Pattern::BankConflicts, "transpose_naive", SMALL), &ModelSettings::default());
@@ -182,7 +183,7 @@ fn interview_question_4_both_kv_layouts() {
     let l1 = "((block * block_size + offset) * n_kv_heads + h) * head_dim + t";
     let l2 = "((block * n_kv_heads + h) * head_dim + t) * block_size + offset";
     let spr =
-        |e: &str, bytes| analyze_layout(e, &vars, bytes, false).unwrap().metrics["global_load_sectors_per_request"];
+        |e: &str, bytes| derived(&analyze_layout(e, &vars, bytes, false).unwrap())["global_load_sectors_per_request"];
     assert_eq!(spr(l1, 4), 4.0);
     assert_eq!(spr(l1, 2), 2.0);
     assert_eq!(spr(l2, 4), 32.0);

@@ -15,6 +15,8 @@ pub struct Gpu {
     pub compute_capability: String,
     pub memory_mib: Option<u64>,
     pub driver: String,
+    /// `GPU-…`: what `CUDA_VISIBLE_DEVICES` pins a process to, whatever the enumeration order.
+    pub uuid: Option<String>,
 }
 
 impl Gpu {
@@ -32,7 +34,10 @@ pub struct Smi {
 impl Smi {
     pub fn gpus(&self) -> Result<Vec<Gpu>, ToolError> {
         let c = Cmd::new(&self.path)
-            .args(["--query-gpu=index,name,compute_cap,memory.total,driver_version", "--format=csv,noheader,nounits"])
+            .args([
+                "--query-gpu=index,name,compute_cap,memory.total,driver_version,uuid",
+                "--format=csv,noheader,nounits",
+            ])
             .timeout(Some(Duration::from_secs(60)));
         let out = run_sync(&c, None)?;
         if !out.status.success() {
@@ -48,7 +53,7 @@ impl Smi {
     }
 }
 
-/// Parse `0, NVIDIA H200, 9.0, 143771, 570.124.06` lines.
+/// Parse `0, NVIDIA H200, 9.0, 143771, 570.124.06, GPU-…` lines (the UUID may be missing).
 pub fn parse(text: &str) -> Vec<Gpu> {
     text.lines()
         .filter_map(|l| {
@@ -62,6 +67,7 @@ pub fn parse(text: &str) -> Vec<Gpu> {
                 compute_capability: f[2].to_string(),
                 memory_mib: f[3].parse().ok(),
                 driver: f[4].to_string(),
+                uuid: f.get(5).filter(|u| u.starts_with("GPU-")).map(|u| u.to_string()),
             })
         })
         .collect()
@@ -73,8 +79,10 @@ mod tests {
 
     #[test]
     fn parses_query_lines() {
-        let g = parse("0, NVIDIA H200, 9.0, 143771, 570.124.06\n");
+        let g = parse("0, NVIDIA H200, 9.0, 143771, 570.124.06, GPU-5f3c1b2a-0000-4000-8000-000000000001\n");
         assert_eq!(g[0].name, "NVIDIA H200");
+        assert_eq!(g[0].uuid.as_deref(), Some("GPU-5f3c1b2a-0000-4000-8000-000000000001"));
+        assert_eq!(parse("0, NVIDIA H200, 9.0, 143771, 570.124.06\n")[0].uuid, None);
         assert_eq!(g[0].arch(), "sm_90");
         assert_eq!(g[0].memory_mib, Some(143_771));
         assert!(parse("garbage").is_empty());

@@ -103,3 +103,54 @@ fn model_shared_padding_and_a_bad_expression_pointing_at_its_column() {
     assert!(e.contains("at column 14"), "the end of the 13-character text: {e}");
     assert!(e.lines().any(|l| l.trim_end().ends_with('^')), "a caret under the column: {e}");
 }
+
+/// Every key of every model row is defined in `metrics.toml`, and the row carries the raw
+/// counters ncu would count next to what the formulas derive from them.
+#[test]
+fn model_rows_carry_raw_counters_and_only_catalogue_keys() {
+    let catalogue = coalprof::metrics::Catalogue::builtin();
+    let s = suite();
+    for (row, metrics) in &s {
+        for key in metrics.as_object().unwrap().keys() {
+            assert!(catalogue.defines(key), "{row}: `{key}` is not defined in metrics.toml");
+        }
+    }
+    let stride = &s["stride/stride_8"];
+    let (sectors, requests) =
+        (stride["global_load_sectors"].as_f64().unwrap(), stride["global_load_requests"].as_f64().unwrap());
+    assert_eq!(stride["global_load_sectors_per_request"].as_f64(), Some(sectors / requests));
+    let out = coalprof().args(["model", "lane * 2", "--format", "json"]).ok_stdout();
+    let row = &json(&out)["rows"][0]["metrics"];
+    for key in row.as_object().unwrap().keys() {
+        assert!(catalogue.defines(key), "coalprof model: `{key}` is not defined in metrics.toml");
+    }
+    assert_eq!(row["global_load_sectors"].as_f64(), Some(8.0));
+    assert_eq!(row["dram_amplification"].as_f64(), Some(2.0));
+}
+
+/// The model's derived metrics come from the catalogue's formulas: change a formula in a
+/// `--metrics` file and the prediction follows.
+#[test]
+fn model_metrics_follow_the_formulas_of_the_metrics_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("metrics.toml");
+    let builtin = coalprof::metrics::BUILTIN;
+    let doubled = builtin.replace(
+        "formula = \"coalesce(global_load_sectors / global_load_requests, reported_global_load_sectors_per_request)\"",
+        "formula = \"2 * global_load_sectors / global_load_requests\"",
+    );
+    assert_ne!(doubled, builtin, "the formula to replace is in metrics.toml");
+    std::fs::write(&file, doubled).unwrap();
+    let spr = |extra: &[&std::ffi::OsStr]| {
+        let out = coalprof()
+            .args(["run", "--pattern", "stride", "--backend", "model", "--format", "json", "--size", "1M", "--out"])
+            .arg(dir.path())
+            .args(extra)
+            .ok_stdout();
+        let v = json(&out);
+        let row = v["rows"].as_array().unwrap().iter().find(|r| r["variant"] == "stride_2").unwrap().clone();
+        row["metrics"]["global_load_sectors_per_request"].as_f64().unwrap()
+    };
+    assert_eq!(spr(&[]), 8.0);
+    assert_eq!(spr(&["--metrics".as_ref(), file.as_os_str()]), 16.0);
+}

@@ -1,0 +1,242 @@
+//! Derived metrics: each `metrics.toml` formula compiled once into a polars expression and
+//! evaluated over the whole results frame, in file order (a formula may read the ones above it).
+//! A null input gives a null result, and so does a division by zero: never inf or NaN.
+
+use std::collections::BTreeSet;
+
+use polars::prelude::*;
+
+use super::formula::{Formula, Func, Op};
+use super::{polars_error, Frame};
+use crate::error::{Error, Result};
+use crate::metrics::{Catalogue, Kind};
+use crate::results::Row;
+
+/// The formulas of a catalogue, checked and compiled once: every key a formula reads must be a
+/// raw metric, a launch fact or a derived metric defined above it.
+pub struct Derivation {
+    steps: Vec<Step>,
+    /// Raw metrics and launch facts: the columns a frame must have before deriving.
+    inputs: BTreeSet<String>,
+    raw: BTreeSet<String>,
+    /// Raw metrics that only stand in for others (ncu's own ratios): never reported missing.
+    fallbacks: BTreeSet<String>,
+}
+
+struct Step {
+    key: String,
+    formula: Formula,
+    expr: Expr,
+}
+
+impl Derivation {
+    pub fn new(c: &Catalogue) -> Result<Derivation> {
+        let raw: BTreeSet<String> = c.raw.keys().cloned().collect();
+        let mut inputs = raw.clone();
+        inputs.extend(c.facts.keys().cloned());
+        let mut known = inputs.clone();
+        let mut steps = Vec::new();
+        for (key, d) in &c.derived {
+            let formula = Formula::parse(&d.formula).map_err(|e| {
+                Error::usage(format!("{}: derived metric `{key}`: {e} in `{}`", c.origin.display(), d.formula))
+            })?;
+            if let Some(v) = formula.vars().into_iter().find(|v| !known.contains(*v)) {
+                return Err(Error::usage(format!(
+                    "{}: derived metric `{key}` uses `{v}`, which is neither a raw metric, a launch fact, nor a derived metric defined above it",
+                    c.origin.display()
+                )));
+            }
+            known.insert(key.clone());
+            let expr = finite_or_null(compile(&formula)).alias(key.as_str());
+            steps.push(Step { key: key.clone(), formula, expr });
+        }
+        let fallbacks = c.raw.iter().filter(|(_, r)| r.kind == Kind::Ratio).map(|(k, _)| k.clone()).collect();
+        Ok(Derivation { steps, inputs, raw, fallbacks })
+    }
+
+    /// The raw metrics and launch facts formulas read.
+    pub fn inputs(&self) -> impl Iterator<Item = &str> {
+        self.inputs.iter().map(String::as_str)
+    }
+
+    /// Add every derived metric as a column of `frame` (absent inputs become null columns).
+    pub fn derive(&self, frame: Frame) -> Result<Frame> {
+        let mut lf = frame.with_float_columns(self.inputs())?.0.lazy();
+        for step in &self.steps {
+            lf = lf.with_column(step.expr.clone());
+        }
+        Ok(Frame(lf.collect().map_err(polars_error)?))
+    }
+
+    /// Derive rows that were made as rows (the model's predictions): through a frame and back.
+    /// Returns the notices for the whole set: which raw metrics the input lacks.
+    pub fn apply(&self, rows: &mut [Row]) -> Result<Vec<String>> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let derived = self.derive(Frame::from_rows(rows, self.inputs())?)?;
+        derived.fill_metrics(rows, self.steps.iter().map(|s| s.key.as_str()))?;
+        Ok(self.notices(rows))
+    }
+
+    /// What the rows lack, once for the set, and per row how amplification was computed.
+    pub fn notices(&self, rows: &mut [Row]) -> Vec<String> {
+        let mut missing: BTreeSet<&str> = BTreeSet::new();
+        let mut absent: BTreeSet<&str> = BTreeSet::new();
+        for row in rows.iter_mut() {
+            let (m, a) = self.absent(row);
+            missing.extend(m);
+            absent.extend(a);
+            note_denominator(row);
+        }
+        if missing.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "not in the input: {} (so {} derived metric{} could not be computed)",
+            missing.into_iter().collect::<Vec<_>>().join(", "),
+            absent.len(),
+            if absent.len() == 1 { "" } else { "s" }
+        )]
+    }
+
+    /// The derived metrics' keys, in evaluation order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.steps.iter().map(|s| s.key.as_str())
+    }
+
+    /// The raw metrics a row lacks, and the derived metrics absent because of them.
+    fn absent<'a>(&'a self, row: &Row) -> (Vec<&'a str>, Vec<&'a str>) {
+        let (mut missing, mut absent) = (Vec::new(), Vec::new());
+        for step in &self.steps {
+            if row.metrics.contains_key(&step.key) {
+                continue;
+            }
+            let lacking: Vec<&str> = (step.formula.vars().into_iter())
+                .filter(|v| self.raw.contains(*v) && !self.fallbacks.contains(*v) && !row.metrics.contains_key(*v))
+                .collect();
+            if !lacking.is_empty() {
+                absent.push(step.key.as_str());
+                missing.extend(lacking);
+            }
+        }
+        (missing, absent)
+    }
+}
+
+/// Say which denominator amplification used when the algorithm's bytes are not known.
+fn note_denominator(row: &mut Row) {
+    let over_requested = !row.metrics.contains_key("algorithm_bytes_read")
+        && (row.metrics.contains_key("dram_amplification") || row.metrics.contains_key("l2_amplification"));
+    if over_requested {
+        row.notes
+            .push("amplification is over the bytes the threads asked for (the algorithm's bytes are not known)".into());
+    }
+}
+
+fn null() -> Expr {
+    lit(NULL).cast(DataType::Float64)
+}
+
+/// `e` where it is a finite number, else null (0 / 0, x / 0).
+fn finite_or_null(e: Expr) -> Expr {
+    when(e.clone().is_finite()).then(e).otherwise(null())
+}
+
+/// `f(a, b)` with nulls propagated: polars' `when` would pick a branch for a null condition.
+fn both(a: Expr, b: Expr, f: impl FnOnce(Expr, Expr) -> Expr) -> Expr {
+    when(a.clone().is_null().or(b.clone().is_null())).then(null()).otherwise(f(a, b))
+}
+
+/// The polars expression of a formula.
+fn compile(f: &Formula) -> Expr {
+    match f {
+        Formula::Num(v) => lit(*v),
+        Formula::Var(name) => col(name.as_str()),
+        Formula::Neg(a) => lit(0.0) - compile(a),
+        Formula::Bin(op, a, b) => {
+            let (a, b) = (compile(a), compile(b));
+            match op {
+                Op::Add => a + b,
+                Op::Sub => a - b,
+                Op::Mul => a * b,
+                Op::Div => a / b,
+            }
+        }
+        Formula::Call(func, args) => {
+            let mut args: Vec<Expr> = args.iter().map(compile).collect();
+            match func {
+                Func::Ceil => args.remove(0).ceil(),
+                Func::Min => {
+                    let (a, b) = (args.remove(0), args.remove(0));
+                    both(a, b, |a, b| when(a.clone().lt_eq(b.clone())).then(a).otherwise(b))
+                }
+                Func::Max => {
+                    let (a, b) = (args.remove(0), args.remove(0));
+                    both(a, b, |a, b| when(a.clone().gt_eq(b.clone())).then(a).otherwise(b))
+                }
+                // Each argument is made finite first, so a 0 / 0 falls through to the next.
+                Func::Coalesce => coalesce(&args.into_iter().map(finite_or_null).collect::<Vec<_>>()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Source;
+
+    fn row(pairs: &[(&str, f64)]) -> Row {
+        Row { metrics: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Row::new("k", Source::Measured) }
+    }
+
+    #[test]
+    fn derives_ratios_and_notes_what_is_missing() {
+        let d = Derivation::new(&Catalogue::builtin()).unwrap();
+        let mut rows = vec![
+            row(&[("global_load_sectors", 268_427_291.0), ("global_load_requests", 8_388_608.0)]),
+            row(&[
+                ("dram_bytes_read", 1000.0),
+                ("global_load_bytes_requested", 500.0),
+                ("global_load_requests", 0.0),
+                ("global_load_sectors", 0.0),
+            ]),
+        ];
+        let notices = d.apply(&mut rows).unwrap();
+        let spr = rows[0].metric("global_load_sectors_per_request").unwrap();
+        assert!((spr - 31.999_026_656_150_818).abs() < 1e-9, "{spr}");
+        assert!(rows[0].metric("dram_amplification").is_none());
+        assert!(notices[0].starts_with("not in the input: ") && notices[0].contains("dram_bytes_read"), "{notices:?}");
+        // 0 / 0 is absent, not NaN; amplification falls back to the bytes the threads asked for.
+        assert!(rows[1].metric("global_load_sectors_per_request").is_none());
+        assert_eq!(rows[1].metric("dram_amplification"), Some(2.0));
+        assert!(rows[1].notes.iter().any(|n| n.contains("asked for")), "{:?}", rows[1].notes);
+    }
+
+    #[test]
+    fn functions_propagate_nulls_and_coalesce_skips_them() {
+        let text = crate::metrics::BUILTIN.replace(
+            "formula = \"(dram_bytes_read + dram_bytes_write) / duration\"",
+            "formula = \"min(dram_bytes_read, max(dram_bytes_write, 3)) + ceil(0.5) - -1\"",
+        );
+        let d = Derivation::new(&Catalogue::parse(&text, std::path::Path::new("m.toml")).unwrap()).unwrap();
+        let mut rows = vec![
+            row(&[("dram_bytes_read", 10.0), ("dram_bytes_write", 1.0)]),
+            row(&[("dram_bytes_read", 2.0), ("dram_bytes_write", 5.0)]),
+            row(&[("dram_bytes_write", 5.0)]),
+        ];
+        d.apply(&mut rows).unwrap();
+        let bw: Vec<Option<f64>> = rows.iter().map(|r| r.metric("dram_bandwidth")).collect();
+        assert_eq!(bw, [Some(5.0), Some(4.0), None]);
+    }
+
+    #[test]
+    fn a_formula_reading_an_unknown_key_is_a_usage_error() {
+        let text =
+            crate::metrics::BUILTIN.replace("global_load_sectors / global_load_requests", "global_load_sectors / nope");
+        let c = Catalogue::parse(&text, std::path::Path::new("m.toml")).unwrap();
+        let err = Derivation::new(&c).err().unwrap();
+        assert!(err.to_string().contains("`nope`"), "{err}");
+    }
+}
