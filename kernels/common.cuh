@@ -377,6 +377,9 @@ __device__ __forceinline__ void stream_items(uint32_t ilp, uint64_t m, Load load
 struct Options {
     std::string manifest;
     bool time = false;
+    // --plan (or COALPROF_PLAN_ONLY=1 in the environment): write the manifest without touching
+    // the GPU, so the launch plan can be read on a machine with no driver (the fake-GPU tests).
+    bool plan = false;
     uint32_t warmup = 3;
     uint32_t repeats = 10;
     std::vector<Spec> variants;
@@ -459,6 +462,15 @@ class Harness {
                      grid_.z);
         times_.clear();
     }
+
+    // Plan mode: the manifest line of the variant begun last, without running it. With --time
+    // it stands in for a GPU that moves the variant's bytes at kPlanBytesPerMs (an H200's
+    // 4.8 TB/s), so the timing path is exercised end to end; the checksum is null.
+    void write_plan() {
+        if (opts_.time) times_.assign(1, static_cast<double>(bytes_read_ + bytes_written_) / kPlanBytesPerMs);
+        write_manifest(std::nan(""));
+    }
+    static constexpr double kPlanBytesPerMs = 4.8e9;
 
     // Runs the measured kernel: once (profiling run), or warm-up + timed repeats with --time.
     template <typename Launch>
@@ -574,7 +586,7 @@ inline uint32_t parse_count(const char* opt, const char* v, uint32_t min) {
 inline Options parse_options(int argc, char** argv) {
     Options o;
     const char* usage =
-        "usage: %s --manifest PATH [--time] [--warmup N] [--repeats N] --variant SPEC [--variant SPEC ...]";
+        "usage: %s --manifest PATH [--plan] [--time] [--warmup N] [--repeats N] --variant SPEC [--variant SPEC ...]";
     int nvariant = 0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -586,6 +598,8 @@ inline Options parse_options(int argc, char** argv) {
             o.manifest = value();
         } else if (a == "--time") {
             o.time = true;
+        } else if (a == "--plan") {
+            o.plan = true;
         } else if (a == "--warmup") {
             o.warmup = parse_count("--warmup", value(), 0);
         } else if (a == "--repeats") {
@@ -603,6 +617,8 @@ inline Options parse_options(int argc, char** argv) {
             std::exit(COALPROF_EXIT_ARGS);
         }
     }
+    const char* plan_only = std::getenv("COALPROF_PLAN_ONLY");
+    if (plan_only && *plan_only && std::strcmp(plan_only, "0") != 0) o.plan = true;
     if (o.manifest.empty()) die_args("--manifest PATH is required");
     if (o.variants.empty()) die_args("at least one --variant SPEC is required");
     return o;
@@ -623,6 +639,16 @@ int main(int argc, char** argv) {
 
     FILE* manifest = std::fopen(opts.manifest.c_str(), "w");
     if (!manifest) die_args("cannot open the manifest %s: %s", opts.manifest.c_str(), std::strerror(errno));
+
+    if (opts.plan) {
+        Harness plan(opts, manifest);
+        for (const Spec& s : opts.variants) {
+            plan.begin(s);
+            plan.write_plan();
+        }
+        std::fclose(manifest);
+        return 0;
+    }
 
     CUDA_CHECK(cudaFree(nullptr));  // creates the context; with no driver: cudaErrorInsufficientDriver
 
