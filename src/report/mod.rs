@@ -21,7 +21,7 @@ pub enum Value {
     },
     /// A non-numeric value (`CachePreferNone`, a GPU name, an array).
     Text(String),
-    /// `n/a`, `nan`, `(!) n/a` or empty: the metric exists but has no value.
+    /// `n/a`, `nan`, `(!) n/a`, `no data` or empty: the metric exists but has no value.
     Missing(String),
 }
 
@@ -55,7 +55,8 @@ impl Value {
 
 fn is_missing_token(t: &str) -> bool {
     let t = t.trim_start_matches("(!)").trim().to_ascii_lowercase();
-    matches!(t.as_str(), "n/a" | "nan" | "-nan" | "inf" | "-inf" | "")
+    // `no data`: how `--import` prints a metric the report holds without a value.
+    matches!(t.as_str(), "n/a" | "nan" | "-nan" | "inf" | "-inf" | "no data" | "")
 }
 
 /// One profiled kernel launch (or, from a per-kernel summary, `launches` of them averaged).

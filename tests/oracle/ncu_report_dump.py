@@ -40,6 +40,7 @@ def dump(path):
                     "function": a.name(a.NameBase_FUNCTION),
                     "mangled": a.name(a.NameBase_MANGLED),
                     "metrics": metrics,
+                    "sources": dict(a.source_files()),
                 }
             )
     return {"launches": launches}
