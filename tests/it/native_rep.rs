@@ -342,3 +342,17 @@ fn an_unknown_format_version_falls_back_to_ncu_import_and_says_so() {
     assert_eq!(out.status.code(), Some(4), "{e}");
     assert!(e.contains("format version 8") && e.contains("needs ncu"), "{e}");
 }
+
+#[test]
+fn a_zstd_compressed_report_reads_like_the_plain_one() {
+    let plain = crate::util::fixture("ncu-rep/NVIDIA-nsight-training_manual_nvtx_2022.3.0.ncu-rep");
+    let repz = plain.with_extension("ncu-repz");
+    let (a, b) = (native(&plain), native(&repz));
+    assert_eq!(a.len(), b.len());
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!(a.record, b.record);
+        assert_eq!(a.source.cubin, b.source.cubin);
+    }
+    let no_ncu = Path::new("/nonexistent/ncu");
+    assert_eq!(analyzed(&plain, no_ncu, "native"), analyzed(&repz, no_ncu, "native"));
+}
