@@ -104,6 +104,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
         catalogue: &common.catalogue,
         derivation: &common.derivation,
         settings: &s.profiler,
+        rep_reader: common.rep_reader,
         model,
     };
     for b in &built {

@@ -23,7 +23,8 @@ pub enum Keep {
 }
 
 impl Keep {
-    fn wants(&self, name: &str) -> bool {
+    /// Whether a metric of this name is kept (the native reader filters with it too).
+    pub fn wants(&self, name: &str) -> bool {
         match self {
             Keep::All => true,
             Keep::Only(set) => set.contains(name) || LAUNCH_FACTS.contains(&name),
@@ -480,8 +481,8 @@ impl<R: BufRead> Records<R> {
     }
 }
 
-/// Fill launch facts that ncu printed as metrics rather than columns.
-fn finish(mut r: LaunchRecord) -> LaunchRecord {
+/// Fill launch facts that ncu printed as metrics rather than columns (the native reader too).
+pub(super) fn finish(mut r: LaunchRecord) -> LaunchRecord {
     let num = |r: &LaunchRecord, n: &str| r.metric(n).and_then(Value::number).map(|v| v as u32);
     if r.grid.is_none() {
         if let (Some(x), Some(y), Some(z)) =

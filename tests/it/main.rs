@@ -6,10 +6,12 @@ mod check; // `coalprof check`: rules × fixture runs × baseline → outputs an
 mod faults;
 mod kernels;
 mod model;
+mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
 mod robust;
+mod robust_rep; // the native .ncu-rep reader against bad, truncated and mutated reports
 mod run;
 mod snapshots_out;
 mod util;
