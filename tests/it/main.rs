@@ -3,6 +3,7 @@
 mod analyze;
 mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod kernels;
 mod model;
