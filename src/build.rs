@@ -11,7 +11,6 @@ use tokio::sync::Semaphore;
 use crate::error::{Error, Result};
 use crate::patterns::Pattern;
 use crate::tools::nvcc::{Nvcc, FLAGS};
-use crate::tools::process::runtime;
 
 /// The harness every pattern includes.
 const COMMON: &str = include_str!("../kernels/common.cuh");
@@ -50,16 +49,16 @@ pub fn build(patterns: &[Pattern], arch: &str, nvcc: &Nvcc, cache: &Path) -> Res
         .map(|&p| {
             let (nvcc, arch, limit) = (nvcc.clone(), arch.to_string(), limit.clone());
             let dir = cache.join(&arch).join(format!("{}-{}", p.source_stem(), key(p, &arch, &version)));
-            runtime().spawn(async move {
+            crate::runtime::runtime().spawn(async move {
                 let _permit = limit.acquire().await.expect("the semaphore is never closed");
                 build_one(p, &arch, &nvcc, &dir).await
             })
         })
         .collect();
-    runtime().block_on(async {
+    crate::runtime::runtime().block_on(async {
         let mut out = Vec::new();
         for j in jobs {
-            out.push(j.await.map_err(|e| Error::usage(format!("a build task failed: {e}")))??);
+            out.push(j.await.map_err(|e| Error::Internal(format!("a build task failed: {e}")))??);
         }
         Ok(out)
     })

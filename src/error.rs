@@ -26,9 +26,21 @@ pub enum Error {
     /// Writing an output failed (exit 3): the message names the path.
     #[error("cannot write `{path}`: {source}")]
     Write { path: PathBuf, source: std::io::Error },
+    /// Ctrl-C (exit 130): what finished before is on disk.
+    #[error("interrupted (Ctrl-C); what finished before is saved")]
+    Interrupted,
+    /// A failure that is coalprof's own bug, not the input's or the user's (exit 70).
+    #[error("internal error: {0} (a bug in coalprof: please report it)")]
+    Internal(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<crate::cancel::Interrupted> for Error {
+    fn from(_: crate::cancel::Interrupted) -> Error {
+        Error::Interrupted
+    }
+}
 
 impl Error {
     pub fn usage(message: impl Into<String>) -> Error {
@@ -59,7 +71,7 @@ impl Error {
             | Error::Input { hint, .. }
             | Error::Unavailable { hint, .. }
             | Error::NothingMatched { hint, .. } => *hint = h,
-            Error::Tool(_) | Error::Write { .. } => {}
+            Error::Tool(_) | Error::Write { .. } | Error::Interrupted | Error::Internal(_) => {}
         }
         self
     }
@@ -71,7 +83,7 @@ impl Error {
             | Error::Unavailable { hint, .. }
             | Error::NothingMatched { hint, .. } => hint.as_deref(),
             Error::Tool(e) => e.hint(),
-            Error::Write { .. } => None,
+            Error::Write { .. } | Error::Interrupted | Error::Internal(_) => None,
         }
     }
 
@@ -82,6 +94,8 @@ impl Error {
             Error::Tool(e) => e.exit(),
             Error::Unavailable { .. } => Exit::ProfilerUnavailable,
             Error::NothingMatched { .. } => Exit::NothingMatched,
+            Error::Interrupted => Exit::Interrupted,
+            Error::Internal(_) => Exit::Internal,
         }
     }
 }

@@ -17,6 +17,8 @@ pub enum Exit {
     ProfilerUnavailable = 4,
     /// Nothing matched: no kernel was profiled, no row matched a filter, no rule applied.
     NothingMatched = 5,
+    /// A bug in coalprof itself (sysexits' EX_SOFTWARE).
+    Internal = 70,
     /// Interrupted by Ctrl-C: the patterns that finished are on disk.
     Interrupted = 130,
 }

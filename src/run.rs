@@ -114,6 +114,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let report = dir.file(&format!("{stem}.ncu-rep"));
     std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
 
+    crate::cancel::check()?;
     // 2. The report's launches, joined to the manifest.
     let records = report_records(&report, ncu, catalogue, rep_reader, dir, &stem)?;
     let entries = manifest::read(&manifest_path)?;
@@ -126,6 +127,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     }
     let joined = launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
 
+    crate::cancel::check()?;
     // 3. The timing run, outside the profiler: CUDA-event medians per variant.
     let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
     let times = time_variants(exe, &plan, &timing_path, settings)?;

@@ -3,10 +3,11 @@
 //! next one starts; a pattern that fails does not cost the others their results.
 
 use crate::build::build;
+use crate::cancel;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::model::{predicted_rows, ModelSettings};
-use crate::patterns::{variants, Variant};
+use crate::patterns::variants;
 use crate::render::render;
 use crate::results::{Provenance, Results};
 use crate::run::{measure, run_record, Profiler};
@@ -45,17 +46,22 @@ fn provenance(backend: &str) -> Provenance {
     Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: backend.into(), ..Provenance::default() }
 }
 
+/// The model's prediction, pattern by pattern; each finished pattern is saved before the next
+/// starts, so a Ctrl-C in the middle keeps every pattern predicted so far.
 fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Option<String>) -> Result<Results> {
-    let plan: Vec<Variant> = s.patterns.iter().flat_map(|&p| variants(p, s.sizing)).collect();
-    let mut rows = predicted_rows(&plan, model);
-    common.derivation.apply(&mut rows)?;
     let mut prov = provenance("model");
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
-    let mut results = Results::new(prov, rows);
+    let mut results = Results::new(prov, Vec::new());
     results.notices.extend(notice);
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "model")?;
-    dir.save_results(&results)?;
+    for &pattern in &s.patterns {
+        let (plan, model) = (variants(pattern, s.sizing), *model);
+        let mut rows = cancel::race(move || predicted_rows(&plan, &model))?;
+        common.derivation.apply(&mut rows)?;
+        results.rows.extend(rows);
+        dir.save_results(&results)?;
+    }
     tracing::info!(run = %dir.path.display(), format = ?common.format, "saved");
     Ok(results)
 }
@@ -108,6 +114,10 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
         model,
     };
     for b in &built {
+        if let Err(e) = cancel::check() {
+            dir.save_results(&results)?;
+            return Err(e.into());
+        }
         match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
             Ok(m) => {
                 results.rows.extend(m.rows);
@@ -139,6 +149,7 @@ fn fatal(e: &Error) -> bool {
     matches!(
         e,
         Error::Unavailable { .. }
+            | Error::Interrupted
             | Error::Tool(ToolError::NoProfiler { .. } | ToolError::Interrupted { .. } | ToolError::NotFound { .. })
     )
 }

@@ -58,7 +58,9 @@ impl<'a> Launches<'a> {
         Launches { names, grouping, keys, ratios, chunk: Vec::new(), done: Vec::new(), facts: DeviceFacts::default() }
     }
 
+    /// Add one record; `Err(Interrupted)` once Ctrl-C was pressed (a long report stops here).
     pub fn push(&mut self, rec: LaunchRecord) -> Result<()> {
+        crate::cancel::check()?;
         if self.facts.gpu.is_none() {
             self.facts.gpu = rec.device.clone();
         }

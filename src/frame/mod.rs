@@ -43,7 +43,7 @@ pub(crate) mod cols {
 pub struct Frame(pub(crate) DataFrame);
 
 pub(crate) fn polars_error(e: PolarsError) -> Error {
-    Error::usage(format!("the results frame: {e}"))
+    Error::Internal(format!("the results frame: {e}"))
 }
 
 impl Frame {

@@ -8,11 +8,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
-use tokio::runtime::Runtime;
 
 use super::ToolError;
 
@@ -95,21 +93,9 @@ pub fn child_time() -> Duration {
     Duration::from_nanos(CHILD_NANOS.load(Ordering::Relaxed))
 }
 
-/// The runtime behind the runner: sync callers block on it, parallel callers join on it.
-pub fn runtime() -> &'static Runtime {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("the tokio runtime starts")
-    })
-}
-
 /// Run `cmd` to completion; see [`run`].
 pub fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
-    runtime().block_on(run(cmd, on_line))
+    crate::runtime::runtime().block_on(run(cmd, on_line))
 }
 
 /// Run `cmd`, feeding each stdout line to `on_line` as it arrives (ncu's progress lines), and
@@ -117,6 +103,9 @@ pub fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Re
 /// because ncu and the kernels say more in their output than in their status.
 pub async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
     tracing::debug!(command = %cmd, "running");
+    if crate::cancel::cancelled() {
+        return Err(ToolError::Interrupted { command: cmd.to_string() });
+    }
     let started = Instant::now();
     let mut command = tokio::process::Command::new(&cmd.program);
     command
@@ -153,7 +142,7 @@ pub async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) 
     let outcome = tokio::select! {
         status = reading => Outcome::Done(status),
         _ = tokio::time::sleep(limit) => Outcome::TimedOut,
-        _ = tokio::signal::ctrl_c() => Outcome::Interrupted,
+        _ = crate::cancel::wait() => Outcome::Interrupted,
     };
     let status = match outcome {
         Outcome::Done(status) => status.map_err(|source| ToolError::Spawn { command: cmd.to_string(), source })?,

@@ -110,6 +110,46 @@ fn ctrl_c_kills_the_profiled_program_and_exits_130() {
     assert!(!marker.exists(), "the profiled program's group outlived Ctrl-C");
 }
 
+/// Ctrl-C during the model phase of a long run (no child process running): coalprof stops
+/// within a second, exit 130, and the patterns predicted before it are saved.
+#[test]
+fn ctrl_c_during_the_model_stops_within_a_second_keeping_the_finished_patterns() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("coalprof");
+    let mut child = Command::new(bin)
+        .args(["run", "--all", "--backend", "model", "--size", "8G", "--format", "json", "--out"])
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the first pattern to be saved, so the interrupt lands inside the model.
+    let results = || {
+        let run = std::fs::read_dir(dir.path()).ok()?.next()?.ok()?.path();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("results.json")).ok()?).ok()?;
+        Some(v["rows"].as_array()?.len())
+    };
+    let waited = Instant::now();
+    while results().unwrap_or(0) == 0 {
+        assert!(waited.elapsed() < Duration::from_secs(60), "no pattern saved within a minute");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be interrupted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let saved = results().unwrap();
+    // SAFETY: sending SIGINT to a child we own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = Instant::now();
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    let mut e = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+    assert_eq!(status.code(), Some(130), "{e}");
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    assert_eq!(e.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{e}");
+    let kept = results().unwrap();
+    assert!(kept >= saved && kept < 42, "the finished patterns are on disk ({saved} then {kept} rows)");
+}
+
 #[test]
 fn a_full_disk_is_exit_3_naming_the_file_and_leaves_no_partial_file() {
     use std::os::unix::process::CommandExt;

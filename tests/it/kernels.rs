@@ -45,8 +45,7 @@ fn a_kernel_that_does_not_compile_names_the_file_and_shows_nvcc() {
     let src = dir.path().join("broken.cu");
     std::fs::write(&src, "__global__ void k() { undeclared = 1; }\n").unwrap();
     let n = Nvcc { path: nvcc };
-    let err =
-        coalprof::tools::process::runtime().block_on(n.compile(&src, "sm_90", &dir.path().join("broken"))).unwrap_err();
+    let err = coalprof::runtime::runtime().block_on(n.compile(&src, "sm_90", &dir.path().join("broken"))).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("broken.cu") && msg.contains("does not compile") && msg.contains("undeclared"), "{msg}");
 }

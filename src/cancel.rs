@@ -1,0 +1,98 @@
+//! Ctrl-C: one handler, installed at start-up, sets a flag that every step of a command sees.
+//!
+//! Without it, SIGINT's default kills coalprof between two steps and loses what was not saved;
+//! and a handler installed only while a child runs (tokio's `ctrl_c()` in the runner) replaces
+//! the default for the rest of the process, so a Ctrl-C during parsing, the model or plotting
+//! went unseen. Now the process runner races the flag against each child (and kills the child's
+//! process group), pipelines check it between patterns and phases, and long CPU work runs on a
+//! worker thread raced against it ([`race`]), so a command stops within a tick, saying so with
+//! exit 130, and what finished before is on disk.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+fn notify() -> &'static Notify {
+    static N: OnceLock<Notify> = OnceLock::new();
+    N.get_or_init(Notify::new)
+}
+
+/// How often raced work looks at the flag.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Install the SIGINT handler (once per process; later calls do nothing).
+pub fn install() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let rt = crate::runtime::runtime();
+        let _entered = rt.enter();
+        // Created here, so the handler is in place before this returns.
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+            Ok(mut sigint) => {
+                rt.spawn(async move {
+                    while sigint.recv().await.is_some() {
+                        CANCELLED.store(true, Ordering::SeqCst);
+                        notify().notify_waiters();
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("cannot handle Ctrl-C ({e}): it will stop coalprof without saving"),
+        }
+    });
+}
+
+/// Whether Ctrl-C was pressed.
+pub fn cancelled() -> bool {
+    CANCELLED.load(Ordering::SeqCst)
+}
+
+/// Ctrl-C was pressed: what a step returns when it stops for it (`Error::Interrupted`, exit 130).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+/// `Err(Interrupted)` once Ctrl-C was pressed: called between patterns and phases.
+pub fn check() -> Result<(), Interrupted> {
+    if cancelled() {
+        Err(Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Resolves when Ctrl-C is pressed (at once if it was already).
+pub async fn wait() {
+    loop {
+        // Created before the check: `notify_waiters` reaches a `Notified` from its creation on.
+        let notified = notify().notified();
+        if cancelled() {
+            return;
+        }
+        notified.await;
+    }
+}
+
+/// Run `work` on a worker thread and wait for it, or for Ctrl-C, whichever comes first; an
+/// interrupted worker is left to die with the process (it owns nothing half-written: results
+/// are saved by the caller, atomically). A panic in `work` is a bug and panics here too.
+pub fn race<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Interrupted> {
+    check()?;
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(work());
+    });
+    loop {
+        match rx.recv_timeout(TICK) {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Timeout) => check()?,
+            Err(RecvTimeoutError::Disconnected) => match worker.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("the worker sends before it ends"),
+            },
+        }
+    }
+}
