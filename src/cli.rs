@@ -86,6 +86,11 @@ pub enum Command {
     Report(ReportArgs),
     /// Compile the pattern executables with nvcc (cached; `run` does this itself).
     Build(BuildArgs),
+    /// Print a shell completion script (`coalprof completions bash > ~/.local/share/bash-completion/completions/coalprof`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
     Doctor,
 }
@@ -290,4 +295,11 @@ mod tests {
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+/// Write the completion script for `shell` (the one place besides parsing that needs clap's
+/// view of the command line).
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "coalprof", out);
 }

@@ -93,7 +93,7 @@ impl Reader<'_> {
                 RepReader::Native => self.read_rep_native(path),
             },
             Kind::ResultsJson => read_results_json(path),
-            Kind::RunDir => read_results_json(&path.join("results.json")),
+            Kind::RunDir => read_results_json(&results_file(path)?),
         }
     }
 
@@ -204,6 +204,29 @@ fn parse_error(path: &Path, e: ParseError) -> Error {
         ParseError::NoResults { reason, hint } => Error::input(path, reason).with_hint(hint),
         ParseError::Malformed { line, message } => Error::input(path, format!("line {line}: {message}")),
         ParseError::Io(e) => Error::input(path, format!("cannot read: {e}")),
+    }
+}
+
+/// The `results.json` of a run folder; for a folder of runs (`profiles/`, where `run` saves),
+/// the newest run's, saying on stderr which one was taken.
+pub fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
+    let own = dir.join("results.json");
+    if own.is_file() {
+        return Ok(own);
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::input(dir, format!("cannot read the folder: {e}")))?;
+    let newest = (entries.flatten())
+        .map(|e| e.path().join("results.json"))
+        .filter_map(|f| Some((f.metadata().ok()?.modified().ok()?, f)))
+        .max();
+    match newest {
+        Some((_, file)) => {
+            let run = file.parent().unwrap_or(dir);
+            eprintln!("note: `{}` is a folder of runs: using the newest, `{}`", dir.display(), run.display());
+            Ok(file)
+        }
+        None => Err(Error::input(dir, "no results.json here, nor in a run folder inside it")
+            .with_hint("give a run folder (`profiles/<run>`) or its results.json")),
     }
 }
 

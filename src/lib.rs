@@ -4,6 +4,7 @@
 //! (derived metrics) → render / gate. Each step is one module; `commands` glues them together.
 
 pub mod build;
+pub mod cancel;
 pub mod cli;
 pub mod commands;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod render;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod runtime;
 pub mod settings;
 pub mod store;
 pub mod tools;
@@ -31,6 +33,7 @@ use settings::Settings;
 
 /// Run one parsed command line.
 pub fn run(cli: &cli::Cli) -> Result<Exit> {
+    cancel::install();
     let started = std::time::Instant::now();
     let outcome = dispatch(cli);
     let (total, children) = (started.elapsed(), tools::process::child_time());
@@ -61,5 +64,9 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Check(c) => commands::gate::check(&common, c),
         Settings::BaselineUpdate(b) => commands::gate::baseline_update(&common, b),
         Settings::Doctor => commands::doctor::run(&common),
+        Settings::Completions(shell) => {
+            cli::write_completions(*shell, &mut std::io::stdout().lock());
+            Ok(Exit::Ok)
+        }
     }
 }

@@ -15,6 +15,7 @@ use crate::cli::{
 use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
+use crate::gate::Rule;
 use crate::inputs::RepReader;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
@@ -75,6 +76,25 @@ impl Common {
         tracing::info!(path = %found.path.display(), how = found.how, "using ncu");
         Ok(Ncu { path: found.path, home: self.ncu_home.clone() })
     }
+}
+
+/// Everything `check` needs, resolved from flags and `metrics.toml` by the settings layer.
+#[derive(Debug, Clone, Default)]
+pub struct CheckSettings {
+    /// Compiled `[[gate]]` rules, in file order (later ones override earlier ones).
+    pub rules: Vec<Rule>,
+    /// `--baseline FILE`: compared against by `regress` rules; unreadable → exit 3.
+    pub baseline: Option<PathBuf>,
+    /// `--junit FILE`: JUnit XML, overwritten.
+    pub junit: Option<PathBuf>,
+    /// `--github`: workflow-command annotations on `out` after the table.
+    pub github: bool,
+    /// The value of `$GITHUB_STEP_SUMMARY`, read by the caller: markdown is appended to it.
+    pub step_summary: Option<PathBuf>,
+    /// `--exit-zero`: report only; a failed gate exits 0 with the same outputs.
+    pub exit_zero: bool,
+    /// Colour the table's status words (`--color`, `NO_COLOR` resolved by the caller).
+    pub color: bool,
 }
 
 /// The environment, read in one place.
@@ -165,6 +185,8 @@ pub enum Settings {
     Check(CheckCommand),
     BaselineUpdate(BaselineSettings),
     Doctor,
+    /// `completions SHELL`.
+    Completions(clap_complete::Shell),
 }
 
 pub struct ModelSettingsCmd {
@@ -176,7 +198,7 @@ pub struct ModelSettingsCmd {
 
 pub struct CheckCommand {
     pub inputs: Vec<PathBuf>,
-    pub check: crate::commands::check::CheckSettings,
+    pub check: CheckSettings,
 }
 
 pub struct BaselineSettings {
@@ -247,6 +269,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
+        Command::Completions { shell } => Settings::Completions(*shell),
     };
     Ok((common, settings))
 }
@@ -262,7 +285,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
     };
     Ok(CheckCommand {
         inputs: a.inputs.clone(),
-        check: crate::commands::check::CheckSettings {
+        check: CheckSettings {
             rules,
             baseline: a.baseline.clone(),
             junit: a.junit.clone(),

@@ -24,6 +24,13 @@ pub fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
             Some(acc) => {
                 acc.rows.extend(r.rows);
                 acc.provenance.inputs.extend(r.provenance.inputs);
+                // Each file's notices, said once: "not in the input: …" of the second file
+                // is news even when the first file had its own.
+                for n in r.notices {
+                    if !acc.notices.contains(&n) {
+                        acc.notices.push(n);
+                    }
+                }
             }
         }
     }

@@ -8,23 +8,25 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::gate::{Baseline, Rule};
-use crate::results::Results;
+use crate::results::{Results, Row};
 
 /// Merge every metric of every row of `runs` into the baseline at `path` (created if absent;
 /// an unreadable or malformed existing file is an error, exit 3, and is left untouched).
 pub fn update(runs: &[Results], path: &Path) -> Result<(), Error> {
-    write(runs, path, &|_, _| true)
+    write(runs, path, &|_, _, _| true)
 }
 
 /// As [`update`], keeping only the metrics some `regress` rule applies to: noisy metrics no rule
 /// compares (durations, DRAM bytes) stay out of the file and out of its diffs.
 pub fn update_for_rules(runs: &[Results], path: &Path, rules: &[Rule]) -> Result<(), Error> {
-    write(runs, path, &|key, metric| {
-        rules.iter().filter(|r| r.matches_row(key, key) && r.matches_metric(metric)).any(|r| r.regress.is_some())
+    write(runs, path, &|key, row, metric| {
+        (rules.iter())
+            .filter(|r| r.matches_row(key, &row.kernel) && r.matches_metric(metric))
+            .any(|r| r.regress.is_some())
     })
 }
 
-fn write(runs: &[Results], path: &Path, keep: &dyn Fn(&str, &str) -> bool) -> Result<(), Error> {
+fn write(runs: &[Results], path: &Path, keep: &dyn Fn(&str, &Row, &str) -> bool) -> Result<(), Error> {
     if runs.iter().all(|r| r.rows.is_empty()) {
         return Err(Error::nothing_matched("the runs have no rows to record", None));
     }
@@ -33,4 +35,32 @@ fn write(runs: &[Results], path: &Path, keep: &dyn Fn(&str, &str) -> bool) -> Re
     baseline.save(path)?;
     tracing::info!(path = %path.display(), "baseline updated");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Provenance, Source};
+
+    #[test]
+    fn only_gated_metrics_are_kept_by_rules_matching_the_kernel_name_too() {
+        let rules = crate::gate::parse_rules(
+            "[[gate]]\nmatch = \"stride_copy\"\nmetric = \"global_load_sectors_per_request\"\nregress = \"+5%\"\n",
+            Path::new("rules.toml"),
+        )
+        .unwrap();
+        let row = Row {
+            pattern: Some("stride".into()),
+            variant: Some("stride_1".into()),
+            metrics: [("global_load_sectors_per_request".to_string(), 4.0), ("duration".to_string(), 1e-3)].into(),
+            ..Row::new("stride_copy", Source::Measured)
+        };
+        let prov = Provenance { compute_capability: Some("9.0".into()), ..Provenance::default() };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("baseline.json");
+        update_for_rules(&[Results::new(prov, vec![row])], &path, &rules).unwrap();
+        let b = Baseline::load(&path).unwrap();
+        assert_eq!(b.get("sm_90", "stride/stride_1", "global_load_sectors_per_request"), Some(4.0));
+        assert_eq!(b.get("sm_90", "stride/stride_1", "duration"), None, "no rule compares durations");
+    }
 }

@@ -6,53 +6,50 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::gate::identity::identify;
-use crate::gate::{evaluate, github, junit, markdown, table, Baseline, Report, Rule};
+use crate::gate::{evaluate, github, junit, markdown, table, Baseline, Report};
 use crate::results::Results;
+pub use crate::settings::CheckSettings;
 
-/// Everything `check` needs, resolved from flags and `metrics.toml` by the settings layer.
-#[derive(Debug, Clone, Default)]
-pub struct CheckSettings {
-    /// Compiled `[[gate]]` rules, in file order (later ones override earlier ones).
-    pub rules: Vec<Rule>,
-    /// `--baseline FILE`: compared against by `regress` rules; unreadable → exit 3.
-    pub baseline: Option<PathBuf>,
-    /// `--junit FILE`: JUnit XML, overwritten.
-    pub junit: Option<PathBuf>,
-    /// `--github`: workflow-command annotations on `out` after the table.
-    pub github: bool,
-    /// The value of `$GITHUB_STEP_SUMMARY`, read by the caller: markdown is appended to it.
-    pub step_summary: Option<PathBuf>,
-    /// `--exit-zero`: report only; a failed gate exits 0 with the same outputs.
-    pub exit_zero: bool,
-    /// Colour the table's status words (`--color`, `NO_COLOR` resolved by the caller).
-    pub color: bool,
-}
-
-/// Load the baseline (if any) and evaluate; no outputs. For callers that render the report
-/// themselves (`--format json`).
-pub fn evaluate_report(settings: &CheckSettings, inputs: &[Results]) -> Result<Report, Error> {
+/// Load the baseline (if any) and evaluate; no outputs.
+fn evaluate_report(settings: &CheckSettings, inputs: &[Results]) -> Result<Report, Error> {
     let baseline = settings.baseline.as_deref().map(Baseline::load).transpose()?;
     Ok(evaluate(&settings.rules, inputs, baseline.as_ref()))
 }
 
-/// Run the gate over `inputs`, print the verdict table (and annotations) to `out`, write the
-/// JUnit file and step summary, and return the exit code: `Ok` (0), `GateFailed` (1, unless
-/// `exit_zero`). Errors: an unreadable baseline (3), an output that cannot be written (3), no
-/// rule matching any row (5; after the outputs are written; `exit_zero` does not mask it).
-pub fn run(settings: &CheckSettings, inputs: &[Results], out: &mut dyn Write) -> Result<Exit, Error> {
+/// Run the gate over `inputs`, print the verdict table (or the checks as JSON) and the
+/// annotations to `out`, write the JUnit file and step summary, and return the exit code: `Ok`
+/// (0), `GateFailed` (1, unless `exit_zero`). Errors: an unreadable baseline (3), an output that
+/// cannot be written (3), no rule matching any row (5; after the outputs are written;
+/// `exit_zero` does not mask it). Every output format takes this one path.
+pub fn run(
+    settings: &CheckSettings,
+    inputs: &[Results],
+    json: bool,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Result<Exit, Error> {
     let report = evaluate_report(settings, inputs)?;
     let mut errors = Vec::new();
-    let mut text = table::render(&report, settings.color);
-    if settings.github {
-        text.push_str(&github::annotations(&report));
-    }
+    let text = if json {
+        serde_json::to_string_pretty(&report).map_err(|e| Error::Internal(format!("cannot encode JSON: {e}")))? + "\n"
+    } else {
+        table::render(&report, settings.color)
+    };
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         errors.push(Error::write("<stdout>", e));
+    }
+    if settings.github {
+        // Workflow commands after the table; beside JSON on stdout they would break `jq`, so
+        // they go to stderr, which the Actions runner reads for commands too.
+        let sink: &mut dyn Write = if json { log } else { out };
+        if let Err(e) = sink.write_all(github::annotations(&report).as_bytes()).and_then(|()| sink.flush()) {
+            errors.push(Error::write("<stdout>", e));
+        }
     }
     if let Some(path) = &settings.junit {
         errors.extend(write_file(path, &junit::render(&report)).err());

@@ -25,13 +25,8 @@ fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
 
 pub fn check(common: &Common, c: &CheckCommand) -> Result<Exit> {
     let inputs = load(common, &c.inputs)?;
-    if common.format == Format::Json {
-        let report = super::check::evaluate_report(&c.check, &inputs)?;
-        super::print(&(serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"))?;
-        return Ok(if report.failed() && !c.check.exit_zero { Exit::GateFailed } else { Exit::Ok });
-    }
-    let mut out = std::io::stdout().lock();
-    super::check::run(&c.check, &inputs, &mut out)
+    let json = common.format == Format::Json;
+    super::check::run(&c.check, &inputs, json, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
 }
 
 pub fn baseline_update(common: &Common, b: &BaselineSettings) -> Result<Exit> {

@@ -4,13 +4,13 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::inputs::{kind, read_results_json, Kind};
+use crate::inputs::{kind, read_results_json, results_file, Kind};
 use crate::render::{plot_files, render, render_with_plots};
 use crate::settings::Common;
 
 pub fn run(common: &Common, run: &Path) -> Result<Exit> {
     let file = match kind(run)? {
-        Kind::RunDir => run.join("results.json"),
+        Kind::RunDir => results_file(run)?,
         _ => run.to_path_buf(),
     };
     let results = read_results_json(&file)?;

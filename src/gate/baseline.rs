@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::gate::identity::identify;
-use crate::results::{Provenance, Results};
+use crate::results::{Provenance, Results, Row};
 
 /// Version of the layout above; a file with another schema is refused (exit 3).
 pub const SCHEMA: &str = "coalprof-baseline/1";
@@ -119,7 +119,8 @@ impl Baseline {
 
     /// Replace the sections of every architecture present in `runs` with those runs' rows,
     /// keeping the metrics `keep(key, metric)` accepts; other sections are left untouched.
-    pub fn merge_runs(&mut self, runs: &[Results], keep: &dyn Fn(&str, &str) -> bool) {
+    /// `keep(row key, row, metric)` says which values to record.
+    pub fn merge_runs(&mut self, runs: &[Results], keep: &dyn Fn(&str, &Row, &str) -> bool) {
         let mut fresh: BTreeMap<String, Environment> = BTreeMap::new();
         for (arch, key, row, provenance) in identify(runs) {
             let env = fresh.entry(arch).or_default();
@@ -129,7 +130,7 @@ impl Baseline {
             let values: RowValues = row
                 .metrics
                 .iter()
-                .filter(|(m, v)| v.is_finite() && keep(&key, m))
+                .filter(|(m, v)| v.is_finite() && keep(&key, row, m))
                 .map(|(m, v)| (m.clone(), round_significant(*v, SIGNIFICANT_DIGITS)))
                 .collect();
             if !values.is_empty() {
@@ -204,12 +205,14 @@ mod tests {
     #[test]
     fn merge_rewrites_only_the_sections_it_has_rows_for() {
         let mut b = Baseline::default();
-        b.merge_runs(&[run("8.0", vec![row("stride", "stride_1", &[("s", 4.0)])])], &|_, _| true);
-        b.merge_runs(&[run("9.0", vec![row("stride", "stride_2", &[("s", 8.00004), ("d", 1.0)])])], &|_, m| m == "s");
+        b.merge_runs(&[run("8.0", vec![row("stride", "stride_1", &[("s", 4.0)])])], &|_, _, _| true);
+        b.merge_runs(&[run("9.0", vec![row("stride", "stride_2", &[("s", 8.00004), ("d", 1.0)])])], &|_, _, m| {
+            m == "s"
+        });
         assert_eq!(b.get("sm_80", "stride/stride_1", "s"), Some(4.0));
         assert_eq!(b.get("sm_90", "stride/stride_2", "s"), Some(8.0));
         assert_eq!(b.get("sm_90", "stride/stride_2", "d"), None);
-        b.merge_runs(&[run("9.0", vec![row("coalesced", "fp32", &[("s", 4.0)])])], &|_, _| true);
+        b.merge_runs(&[run("9.0", vec![row("coalesced", "fp32", &[("s", 4.0)])])], &|_, _, _| true);
         assert_eq!(b.get("sm_90", "stride/stride_2", "s"), None, "the sm_90 section is rewritten");
         assert_eq!(b.get("sm_80", "stride/stride_1", "s"), Some(4.0), "sm_80 is untouched");
     }
@@ -217,7 +220,7 @@ mod tests {
     #[test]
     fn json_is_sorted_and_ends_with_a_newline() {
         let mut b = Baseline::default();
-        b.merge_runs(&[run("9.0", vec![row("z", "v", &[("b", 2.0), ("a", 1.23456)])])], &|_, _| true);
+        b.merge_runs(&[run("9.0", vec![row("z", "v", &[("b", 2.0), ("a", 1.23456)])])], &|_, _, _| true);
         let text = b.to_json();
         assert!(text.ends_with("}\n"));
         assert!(text.find("\"a\"").unwrap() < text.find("\"b\"").unwrap());

@@ -125,9 +125,10 @@ fn every_format_renders() {
     let f = fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
     for (format, needle) in [
         ("table", "vecAdd"),
-        ("markdown", "| `void vecAdd<float>"),
-        ("csv", "pattern,variant,kernel"),
-        ("json", "\"schema\""),
+        // Tables show the function name; JSON and CSV keep the whole signature.
+        ("markdown", "| `vecAdd<float>` |"),
+        ("csv", "void vecAdd<float>("),
+        ("json", "\"kernel\": \"void vecAdd<float>("),
     ] {
         let out = coalprof().args(["analyze", "--format", format]).arg(&f).ok_stdout();
         let text = String::from_utf8(out).unwrap();
@@ -140,4 +141,25 @@ fn stdin_is_read_with_a_dash() {
     let f = fixture("ncu/2025/details_csv_ncu2025_b200_cc10_setfull_base_units_appstdout.log");
     let out = coalprof().args(["analyze", "-", "--format", "json"]).pipe_stdin(f).unwrap().ok_stdout();
     assert_eq!(json(&out)["rows"].as_array().unwrap().len(), 1);
+}
+
+/// `analyze A B` says what each file lacks: the second file's notices are not dropped.
+#[test]
+fn analyze_of_two_files_keeps_the_notices_of_both() {
+    let notices = |files: &[&str]| -> Vec<String> {
+        let mut c = coalprof();
+        c.arg("analyze").args(files.iter().map(|f| fixture(f))).args(["--format", "json"]);
+        let v = json(&c.ok_stdout());
+        v["notices"].as_array().map_or(Vec::new(), |n| n.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+    };
+    let (a, b) = (
+        "ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv",
+        "ncu/2021/details_csv_ncu2021_2_a100_sections_rules_ragged_head.csv",
+    );
+    let (first, second) = (notices(&[a]), notices(&[b]));
+    assert!(!second.is_empty() && first != second, "the fixtures lack different metrics: {first:?} {second:?}");
+    let both = notices(&[a, b]);
+    for n in first.iter().chain(&second) {
+        assert!(both.contains(n), "`{n}` is missing from {both:?}");
+    }
 }

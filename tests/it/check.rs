@@ -42,7 +42,7 @@ fn check_with(mut settings: check::CheckSettings, inputs: &[Results]) -> Outcome
     settings.junit = Some(dir.path().join("reports/junit.xml"));
     settings.step_summary = Some(dir.path().join("step_summary.md"));
     let mut stdout = Vec::new();
-    let exit = check::run(&settings, inputs, &mut stdout).map_err(|e| e.exit());
+    let exit = check::run(&settings, inputs, false, &mut stdout, &mut std::io::sink()).map_err(|e| e.exit());
     let read = |p: &Option<PathBuf>| std::fs::read_to_string(p.as_ref().unwrap()).unwrap_or_default();
     Outcome {
         exit,
@@ -139,7 +139,7 @@ fn nothing_matched_exits_5_after_writing_the_outputs() {
 fn nothing_matched_names_the_rows_it_saw() {
     let mut sink = Vec::new();
     let settings = check::CheckSettings { rules: max_rule("transpose/*"), ..Default::default() };
-    let err = check::run(&settings, &[stride_run()], &mut sink).unwrap_err();
+    let err = check::run(&settings, &[stride_run()], false, &mut sink, &mut std::io::sink()).unwrap_err();
     assert!(err.hint().unwrap().contains("`stride/stride_1`"), "{:?}", err.hint());
 }
 
@@ -149,7 +149,7 @@ fn an_unreadable_baseline_exits_3() {
         let settings =
             check::CheckSettings { rules: max_rule("*"), baseline: Some(fixture(name)), ..Default::default() };
         let mut sink = Vec::new();
-        let err = check::run(&settings, &[stride_run()], &mut sink).unwrap_err();
+        let err = check::run(&settings, &[stride_run()], false, &mut sink, &mut std::io::sink()).unwrap_err();
         assert_eq!(err.exit(), Exit::Input, "{name}: {err}");
         assert!(err.to_string().contains(name), "the message names the file: {err}");
     }
@@ -174,7 +174,7 @@ fn an_output_that_cannot_be_written_exits_3() {
     let settings =
         check::CheckSettings { rules: max_rule("*"), junit: Some(blocker.join("junit.xml")), ..Default::default() };
     let mut sink = Vec::new();
-    let err = check::run(&settings, &[stride_run()], &mut sink).unwrap_err();
+    let err = check::run(&settings, &[stride_run()], false, &mut sink, &mut std::io::sink()).unwrap_err();
     assert_eq!(err.exit(), Exit::Input);
     assert!(!sink.is_empty(), "the table is still printed");
 }
@@ -274,4 +274,64 @@ fn baseline_update_refuses_to_clobber_a_broken_file() {
     let err = baseline::update(&[stride_run()], &path).unwrap_err();
     assert_eq!(err.exit(), Exit::Input);
     assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(fixture("baseline-truncated.json")).unwrap());
+}
+
+/// `--format json` takes the same path as the table: the JUnit file is written, the exit code
+/// is the gate's, annotations go to stderr (stdout stays JSON), and no matching rule is exit 5.
+#[test]
+fn check_as_json_writes_every_output_and_keeps_the_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rules, junit) = (dir.path().join("rules.toml"), dir.path().join("junit.xml"));
+    std::fs::write(&rules, "[[gate]]\nmatch = \"stride/*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\n")
+        .unwrap();
+    let out = crate::util::coalprof()
+        .args(["check", "--format", "json", "--github", "--rules"])
+        .arg(&rules)
+        .arg("--junit")
+        .arg(&junit)
+        .arg(fixture("stride-sm90.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = crate::util::json(&out.stdout);
+    assert!(report.is_object(), "stdout is one JSON document");
+    assert!(junit_failures(&std::fs::read_to_string(&junit).unwrap()).values().sum::<usize>() > 0);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("::error"), "annotations on stderr");
+    std::fs::write(
+        &rules,
+        "[[gate]]\nmatch = \"nothing/*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\n",
+    )
+    .unwrap();
+    let out = crate::util::coalprof()
+        .args(["check", "--format", "json", "--rules"])
+        .arg(&rules)
+        .arg(fixture("stride-sm90.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `check profiles/`, the folder `run` saves into, checks its newest run and says which.
+#[test]
+fn check_of_a_folder_of_runs_takes_the_newest_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("profiles");
+    for id in ["older", "newer"] {
+        crate::util::coalprof()
+            .args(["run", "--pattern", "coalesced", "--backend", "model", "--size", "1M", "--run-id", id, "--out"])
+            .arg(&out_dir)
+            .assert()
+            .success();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = crate::util::coalprof().arg("check").arg(&out_dir).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    assert!(e.contains("using the newest") && e.contains("newer"), "{e}");
+    let out = crate::util::coalprof().args(["report", "--format", "json"]).arg(&out_dir).output().unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("newer"));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = crate::util::coalprof().arg("check").arg(&empty).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
 }

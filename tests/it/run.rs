@@ -149,3 +149,16 @@ fn an_unknown_pattern_is_a_usage_error_listing_the_known_ones() {
     assert_eq!(out.status.code(), Some(2), "{e}");
     assert!(e.contains("unknown pattern `strid`") && e.contains("stride"), "{e}");
 }
+
+#[test]
+fn completions_for_bash_zsh_and_fish_name_every_command() {
+    for (shell, marker) in [("bash", "_coalprof()"), ("zsh", "#compdef coalprof"), ("fish", "complete -c coalprof")] {
+        let text = String::from_utf8(coalprof().args(["completions", shell]).ok_stdout()).unwrap();
+        assert!(text.contains(marker), "{shell}: {}", &text[..text.len().min(300)]);
+        for command in ["run", "analyze", "check", "model", "doctor"] {
+            assert!(text.contains(command), "{shell} completions lack `{command}`");
+        }
+    }
+    let out = coalprof().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
