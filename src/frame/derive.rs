@@ -88,6 +88,7 @@ impl Derivation {
             missing.extend(m);
             absent.extend(a);
             note_denominator(row);
+            note_shared_bytes(row);
         }
         if missing.is_empty() {
             return Vec::new();
@@ -134,6 +135,23 @@ fn note_denominator(row: &mut Row) {
     }
 }
 
+/// Say why sector efficiency and amplification are absent when lanes share bytes (the
+/// `unless_above` of their formulas in `metrics.toml`).
+fn note_shared_bytes(row: &mut Row) {
+    let (Some(requested), Some(sectors)) =
+        (row.metric("global_load_bytes_requested"), row.metric("global_load_sectors"))
+    else {
+        return;
+    };
+    if requested > sectors * 32.0 {
+        row.notes.push(
+            "lanes share bytes (a broadcast): each fetched sector serves more than it holds, so sector efficiency and \
+             amplification do not measure waste and are left out; 1 sector/request is ideal here"
+                .into(),
+        );
+    }
+}
+
 fn null() -> Expr {
     lit(NULL).cast(DataType::Float64)
 }
@@ -177,6 +195,10 @@ fn compile(f: &Formula) -> Expr {
                 }
                 // Each argument is made finite first, so a 0 / 0 falls through to the next.
                 Func::Coalesce => coalesce(&args.into_iter().map(finite_or_null).collect::<Vec<_>>()),
+                Func::UnlessAbove => {
+                    let (a, b, x) = (args.remove(0), args.remove(0), args.remove(0));
+                    when(a.gt(b)).then(null()).otherwise(x)
+                }
             }
         }
     }
@@ -200,7 +222,7 @@ mod tests {
                 ("dram_bytes_read", 1000.0),
                 ("global_load_bytes_requested", 500.0),
                 ("global_load_requests", 0.0),
-                ("global_load_sectors", 0.0),
+                ("global_load_sectors", 20.0),
             ]),
         ];
         let notices = d.apply(&mut rows).unwrap();
@@ -208,7 +230,7 @@ mod tests {
         assert!((spr - 31.999_026_656_150_818).abs() < 1e-9, "{spr}");
         assert!(rows[0].metric("dram_amplification").is_none());
         assert!(notices[0].starts_with("not in the input: ") && notices[0].contains("dram_bytes_read"), "{notices:?}");
-        // 0 / 0 is absent, not NaN; amplification falls back to the bytes the threads asked for.
+        // x / 0 is absent, not inf; amplification falls back to the bytes the threads asked for.
         assert!(rows[1].metric("global_load_sectors_per_request").is_none());
         assert_eq!(rows[1].metric("dram_amplification"), Some(2.0));
         assert!(rows[1].notes.iter().any(|n| n.contains("asked for")), "{:?}", rows[1].notes);

@@ -1,5 +1,7 @@
 //! The formula language of `metrics.toml`'s derived metrics: numbers, metric keys,
-//! `+ - * /`, parentheses, and `ceil(x)`, `min(a, b)`, `max(a, b)`, `coalesce(a, b, …)`.
+//! `+ - * /`, parentheses, and `ceil(x)`, `min(a, b)`, `max(a, b)`, `coalesce(a, b, …)`, and
+//! `unless_above(a, b, x)`: `x`, absent where `a` is above `b` (a value that does not mean what
+//! it says there; with `a` or `b` absent, `x` stands).
 
 use std::fmt;
 
@@ -27,6 +29,7 @@ pub enum Func {
     Min,
     Max,
     Coalesce,
+    UnlessAbove,
 }
 
 /// A formula that does not parse: what was expected, at which byte column (1-based).
@@ -165,6 +168,7 @@ impl Parser<'_> {
                     "min" => Func::Min,
                     "max" => Func::Max,
                     "coalesce" => Func::Coalesce,
+                    "unless_above" => Func::UnlessAbove,
                     _ => return Err(FormulaError { column: start + 1, message: format!("unknown function `{name}`") }),
                 };
                 let mut args = vec![self.expr()?];
@@ -178,6 +182,7 @@ impl Parser<'_> {
                     Func::Ceil => args.len() == 1,
                     Func::Min | Func::Max => args.len() == 2,
                     Func::Coalesce => !args.is_empty(),
+                    Func::UnlessAbove => args.len() == 3,
                 };
                 if !arity_ok {
                     return Err(FormulaError {

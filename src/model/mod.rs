@@ -51,7 +51,7 @@ use crate::results::{Metrics, Row, Source};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelSettings {
     /// L2→DRAM fetch granularity in bytes: 32, 64 or 128 (`cudaLimitMaxL2FetchGranularity`,
-    /// metric-semantics §2.3). Other values are rounded up to the next of these.
+    /// docs/metric-facts.md §2.3). Other values are rounded up to the next of these.
     pub l2_fetch_bytes: u32,
 }
 
@@ -189,7 +189,7 @@ pub fn predict(v: &Variant, s: &ModelSettings) -> Prediction {
             "dram_bytes_read assumes a row fetched once stays in L2 for the whole launch: a lower bound for tables far larger than L2".into(),
         ),
         Spec::Broadcast { .. } => n.push(
-            "broadcast: 1 sector per request is below the ideal of ceil(32 x 4 / 32) = 4; sector efficiency above 1 means lanes share bytes".into(),
+            "broadcast: 1 sector per request is below the ideal of ceil(32 x 4 / 32) = 4".into(),
         ),
         Spec::Vector { width, base_offset, .. } if !streaming::vector_aligned(*width, *base_offset) => n.push(format!(
             "misaligned base ({base_offset} B): the kernel falls back to scalar 4-byte loads, so the ideal is 4 sectors/request, not {}",
@@ -230,15 +230,4 @@ fn emit_shared(m: &mut Metrics, prefix: &str, t: &SharedTotals) {
     put("instructions", t.instructions as f64);
     put("wavefronts", t.wavefronts as f64);
     put("bank_conflicts", (t.wavefronts - t.ideal_wavefronts) as f64);
-}
-
-/// A prediction's metrics with every derived metric added by the frame module, as every output
-/// shows them (the model's tests check the seeds' numbers on these).
-#[cfg(test)]
-pub(crate) fn derived(p: &Prediction) -> Metrics {
-    let derivation = crate::frame::Derivation::new(&crate::metrics::Catalogue::builtin()).expect("built-in formulas");
-    let mut rows = [Row { metrics: p.metrics.clone(), ..Row::new("k", Source::Predicted) }];
-    derivation.apply(&mut rows).expect("derivation");
-    let [row] = rows;
-    row.metrics
 }

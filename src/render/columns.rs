@@ -96,12 +96,45 @@ pub fn cell(r: &Row, c: &Column) -> String {
     }
 }
 
-/// The name a row is shown under: `variant` for built-in patterns, else the kernel.
+/// The name a row is shown under in the human formats: `variant` for built-in patterns, else
+/// the kernel's function name (JSON and CSV keep the full signature).
 pub fn label(r: &Row) -> String {
     match &r.variant {
         Some(v) => v.clone(),
-        None => r.kernel.clone(),
+        None => function_name(&r.kernel).to_string(),
     }
+}
+
+/// `matrix_unrolling_kernel<float>` of `void matrix_unrolling_kernel<float>(float const*, int)`:
+/// the name before the parameter list (template arguments kept, so instantiations differ),
+/// without a leading return type.
+pub fn function_name(kernel: &str) -> &str {
+    let mut depth = 0i32;
+    let mut end = kernel.len();
+    for (i, c) in kernel.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 && i > 0 => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let name = kernel[..end].trim();
+    // A return type before the name is separated by a space outside template arguments.
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ' ' if depth == 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    &name[start..]
 }
 
 /// Findings and notes of `rows`, each text once: a note every row shares is said once without
@@ -121,8 +154,12 @@ pub fn notes(rows: &[&Row]) -> Vec<String> {
             }
             seen.push(n);
             let having: Vec<String> = rows.iter().filter(|x| x.notes.contains(n)).map(|x| label(x)).collect();
-            if having.len() == rows.len() && rows.len() > 1 {
+            let lacking: Vec<String> = rows.iter().filter(|x| !x.notes.contains(n)).map(|x| label(x)).collect();
+            // Name the smaller side: a note most rows share is said once, with its exceptions.
+            if lacking.is_empty() && rows.len() > 1 {
                 out.push(n.clone());
+            } else if having.len() > 3 && lacking.len() < having.len() {
+                out.push(format!("{n} (all rows but {})", lacking.join(", ")));
             } else {
                 out.push(format!("{}: {n}", having.join(", ")));
             }
@@ -147,6 +184,7 @@ pub fn groups(results: &Results) -> Vec<(Option<&str>, Vec<&Row>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Source;
 
     #[test]
     fn formats() {
@@ -155,5 +193,30 @@ mod tests {
         assert_eq!(Fmt::Percent.show(0.934), "93%");
         assert_eq!(Fmt::GbPerSec.show(3.9e12), "3900.0");
         assert_eq!(Fmt::Factor.show(8.0), "8.00x");
+    }
+
+    #[test]
+    fn function_names_without_parameters_or_return_type() {
+        assert_eq!(
+            function_name("void matrix_unrolling_kernel<float>(float const*, int, int)"),
+            "matrix_unrolling_kernel<float>"
+        );
+        assert_eq!(function_name("stride_copy(const float *, float *)"), "stride_copy");
+        assert_eq!(function_name("void ns::k<std::pair<int, int> >(int)"), "ns::k<std::pair<int, int> >");
+        assert_eq!(function_name("plain"), "plain");
+    }
+
+    #[test]
+    fn a_note_most_rows_share_is_said_once_with_its_exceptions() {
+        let row = |v: &str, notes: &[&str]| Row {
+            variant: Some(v.into()),
+            notes: notes.iter().map(|n| n.to_string()).collect(),
+            ..Row::new("k", Source::Predicted)
+        };
+        let rows = [row("a", &["n"]), row("b", &["n"]), row("c", &["n"]), row("d", &["n"]), row("e", &[])];
+        let refs: Vec<&Row> = rows.iter().collect();
+        assert_eq!(notes(&refs), ["n (all rows but e)"]);
+        let few = [row("a", &["m"]), row("b", &[])];
+        assert_eq!(notes(&few.iter().collect::<Vec<_>>()), ["a: m"]);
     }
 }
