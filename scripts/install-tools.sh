@@ -2,7 +2,7 @@
 #! Installs the CUDA tools coalprof's tests need into the project's own `.tools/`:
 #! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI and the real ncu 2022.3
 #! from Debian's non-free `nsight-compute-target` package. No GPU, no root install.
-#! Idempotent: each step is skipped when its result is already there. See ../shared/docs/toolchain.md.
+#! Idempotent: each step is skipped when its result is already there.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::render::{plots, render, render_with_plots, Format, Style};
+use crate::render::{plots, render, render_with_plots, safe_name, Format, Style};
 use crate::results::Results;
 
 /// An open run folder.
@@ -54,18 +54,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.write_all(bytes).and_then(|_| tmp.as_file().sync_all()).map_err(|e| Error::write(path, e))?;
     tmp.persist(path).map_err(|e| Error::write(path, e.error))?;
     Ok(())
-}
-
-/// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
-pub fn safe_name(s: &str) -> String {
-    let cleaned: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let trimmed = cleaned.trim_matches('.');
-    let mut out: String = trimmed.chars().take(120).collect();
-    if out.is_empty() {
-        out.push('_');
-    }
-    out
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, from the system clock (no date crate for one format).

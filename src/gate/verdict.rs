@@ -1,6 +1,6 @@
 //! Rules × rows × baseline → one list of check results. Every output renders from that list.
 //!
-//! Threshold semantics (gate-and-reports.md §6.3), for a lower-is-better metric with current `c`,
+//! Threshold semantics (docs/metric-facts.md §7), for a lower-is-better metric with current `c`,
 //! baseline `b`, `max = M`, `min = m`, `regress = +r%`, `min_delta = d`:
 //!
 //! * absolute: fails when `c > M` or `c < m`, with or without a baseline;

@@ -1,7 +1,7 @@
 //! Core primitives of the address model: what one warp-level memory instruction costs.
 //!
 //! Input is always the set of *active* lanes of one warp instruction, their byte addresses and
-//! the access width. Outputs follow `docs/metric-semantics.md`:
+//! the access width. Outputs follow `docs/metric-facts.md`:
 //!
 //! * **Global (§1.1)**: sectors = distinct aligned 32-byte chunks touched by the byte ranges
 //!   `[addr, addr + width)` of the active lanes; lines (tags) = distinct 128-byte chunks;
@@ -131,7 +131,7 @@ pub fn footprint(w: &WarpAccess) -> Footprint {
 
 /// For each distinct sector of a *store* (in `sectors`, as from [`chunks`]), whether the
 /// instruction writes fewer than its 32 bytes (a partial-sector write, which costs a DRAM read
-/// on ECC parts, metric-semantics §2.6.4). Returns how many sectors are partially written.
+/// on ECC parts, docs/metric-facts.md §2.6.4). Returns how many sectors are partially written.
 /// Lanes are assumed not to overlap (true of every built-in store).
 pub fn partial_sectors(w: &WarpAccess, sectors: &[u64], partial: &mut Vec<u64>) -> u64 {
     partial.clear();

@@ -5,8 +5,8 @@
 //! 32-byte load sectors of each CTA, summed over CTAs. A sector a CTA touches twice is assumed
 //! to hit in L1 the second time (cold L1 at launch, no eviction within a CTA, no reuse *across*
 //! CTAs, which may run on other SMs). An L1 miss on a sector already in flight counts as one
-//! L2 read. This is the "reuse within the same CTA hits" approximation of metric-semantics
-//! §1.1; it does not depend on the L2 fetch granularity.
+//! L2 read. This is the "reuse within the same CTA hits" approximation of docs/metric-facts.md
+//! §1; it does not depend on the L2 fetch granularity.
 
 use super::core::{
     chunks, ideal_sectors, ideal_wavefronts, partial_sectors, shared_wavefronts, Distinct, WarpAccess, SECTOR,

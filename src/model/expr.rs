@@ -492,7 +492,7 @@ pub fn parse_binding(arg: &str) -> Result<(String, String), ExprError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::derived;
+    use crate::model::tests::derived;
 
     fn b(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()

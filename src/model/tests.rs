@@ -87,7 +87,7 @@ fn seed_000_ranked_patterns() {
     assert_eq!(metric(&f1, "global_load_sectors_per_request"), 4.0);
     assert_eq!(metric(&f1, "global_load_requests"), 4.0 * metric(&f4, "global_load_requests"));
     assert_eq!(metric(&f1, "global_load_sectors"), metric(&f4, "global_load_sectors"));
-    // metric-semantics §1.1: float4 offset by one float4 = 17 sectors; by one float: scalar.
+    // docs/metric-facts.md §1.1: float4 offset by one float4 = 17 sectors; by one float: scalar.
     // One vector fewer when shifted, so the last warp is partial: 17 on every full request.
     let f4o = spr(Pattern::Vector, "float4_offset16");
     assert!(f4o > 16.999 && f4o <= 17.0, "{f4o}");
@@ -157,7 +157,7 @@ fn rtx3070_row_and_column_sums_fixture() {
 fn dram_granularity_and_amplification() {
     let v = get(Pattern::Stride, "stride_32", SMALL);
     let amp = |g| derived(&predict(&v, &ModelSettings { l2_fetch_bytes: g }))["dram_amplification"];
-    assert_eq!((amp(32), amp(64), amp(128)), (8.0, 16.0, 32.0), "metric-semantics §6");
+    assert_eq!((amp(32), amp(64), amp(128)), (8.0, 16.0, 32.0), "docs/metric-facts.md §6");
     let s2 = get(Pattern::Stride, "stride_2", SMALL);
     assert_eq!(derived(&predict(&s2, &ModelSettings::default()))["dram_amplification"], 2.0);
     let off = get(Pattern::Offset, "offset_1", SMALL);
@@ -279,4 +279,14 @@ fn gather_fast_paths_at_default_size() {
             }
         }
     }
+}
+
+/// A prediction's metrics with every derived metric added by the frame module, as every output
+/// shows them (the model's tests check the lessons' numbers on these).
+pub(crate) fn derived(p: &Prediction) -> Metrics {
+    let derivation = crate::frame::Derivation::new(&crate::metrics::Catalogue::builtin()).expect("built-in formulas");
+    let mut rows = [Row { metrics: p.metrics.clone(), ..Row::new("k", Source::Predicted) }];
+    derivation.apply(&mut rows).expect("derivation");
+    let [row] = rows;
+    row.metrics
 }

@@ -12,7 +12,7 @@ const BLOCK: u32 = 256;
 const BYTES_PER_THREAD: u64 = 16;
 /// Seed of the documented hash behind gather indices.
 const SEED: u32 = 0x5eed;
-/// KV-cache shape of the lesson (seed 000 §5): head_dim 128, block_size 16, 8 KV heads.
+/// KV-cache shape of the lesson's decode-attention case: head_dim 128, block_size 16, 8 KV heads.
 const KV_HEAD_DIM: u64 = 128;
 const KV_BLOCK_SIZE: u64 = 16;
 const KV_HEADS: u64 = 8;

@@ -62,7 +62,7 @@ impl Pattern {
         self.name().replace('-', "_")
     }
 
-    /// What the pattern shows, in one line (from the lessons in `shared/seeds/`).
+    /// What the pattern shows, in one line (the lessons' words).
     pub fn lesson(self) -> &'static str {
         match self {
             Pattern::Coalesced => "out[i] = in[i] * 2: 4 sectors/request, the bandwidth a good copy reaches",

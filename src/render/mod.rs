@@ -58,3 +58,15 @@ pub fn render_with_plots(results: &Results, format: Format, style: Style) -> Res
         _ => render(results, format, style),
     }
 }
+
+/// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
+pub fn safe_name(s: &str) -> String {
+    let cleaned: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let trimmed = cleaned.trim_matches('.');
+    let mut out: String = trimmed.chars().take(120).collect();
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}

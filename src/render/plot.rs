@@ -19,9 +19,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::{groups, label};
+use super::safe_name;
 use crate::error::{Error, Result};
 use crate::results::{Results, Row, Source};
-use crate::store::safe_name;
 
 /// Size of every plot, in pixels.
 pub const SIZE: (u32, u32) = (640, 400);

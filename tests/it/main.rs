@@ -1,6 +1,7 @@
 //! The one integration-test binary. Each module tests one command or one external tool.
 
 mod analyze;
+mod architecture; // no module cycles; every file says what it is for
 mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/

@@ -1,5 +1,5 @@
 //! The address model through the command line: `run --all --backend model` reproduces every
-//! number the seeds state, and `coalprof model` answers seed 000's interview question 4.
+//! number the coalescing lessons state, and `coalprof model` answers their KV-layout question.
 
 use std::collections::HashMap;
 
