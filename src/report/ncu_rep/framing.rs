@@ -167,7 +167,10 @@ impl Framing {
         let start = self.offset;
         if let Some(left) = self.left {
             if len > left {
-                return Err(ReadError::at(start, format!("{what} runs {len} bytes, past the end of the file")));
+                return Err(ReadError::at(
+                    start,
+                    format!("{what} is {len} bytes long but only {left} bytes are left in the file"),
+                ));
             }
         }
         let got = io::copy(&mut (&mut self.inner).take(len), &mut io::sink()).map_err(|e| self.io_error(e))?;
