@@ -360,3 +360,19 @@ fn a_zstd_compressed_report_reads_like_the_plain_one() {
     let no_ncu = Path::new("/nonexistent/ncu");
     assert_eq!(analyzed(&plain, no_ncu, "native"), analyzed(&repz, no_ncu, "native"));
 }
+
+#[test]
+fn a_report_compressed_as_several_zstd_frames_reads_whole() {
+    use ruzstd::encoding::{compress_to_vec, CompressionLevel};
+    let plain = crate::util::fixture("ncu-rep/NVIDIA-nsight-training_manual_nvtx_2022.3.0.ncu-rep");
+    let bytes = std::fs::read(&plain).unwrap();
+    let (a, b) = bytes.split_at(bytes.len() / 3);
+    let mut frames = compress_to_vec(a, CompressionLevel::Fastest);
+    frames.extend(compress_to_vec(b, CompressionLevel::Fastest));
+    let dir = tempfile::tempdir().unwrap();
+    let repz = dir.path().join("two_frames.ncu-repz");
+    std::fs::write(&repz, frames).unwrap();
+    let (x, y) = (native(&plain), native(&repz));
+    assert_eq!(x.len(), y.len());
+    assert!(x.iter().zip(&y).all(|(x, y)| x.record == y.record));
+}
