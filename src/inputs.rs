@@ -116,15 +116,8 @@ impl Reader<'_> {
             }
             Err(e) => return Err(Error::input(path, e.to_string())),
         };
-        let keep = self.keep();
-        let mut launches = launches;
-        let records = launches.by_ref().map(|l| {
-            l.map(|l| {
-                let mut r = l.record;
-                r.metrics.retain(|(n, _)| keep.wants(n));
-                r
-            })
-        });
+        let mut launches = launches.records_only(self.keep());
+        let records = launches.by_ref().map(|l| l.map(|l| l.record));
         let mut r = self.results(records, path).map_err(|e| match e {
             RowsError::Read(e) => Error::input(path, e.to_string()),
             RowsError::Other(e) => e,
