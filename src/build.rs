@@ -12,8 +12,10 @@ use crate::error::{Error, Result};
 use crate::patterns::Pattern;
 use crate::tools::nvcc::{Nvcc, FLAGS};
 
-/// The harness every pattern includes.
-const COMMON: &str = include_str!("../kernels/common.cuh");
+/// The headers pattern sources include: the harness, and the strided copy that the coalesced,
+/// offset and stride patterns share. Each is written beside the source when building.
+const HEADERS: &[(&str, &str)] =
+    &[("common.cuh", include_str!("../kernels/common.cuh")), ("strided.cuh", include_str!("../kernels/strided.cuh"))];
 
 /// A pattern's `.cu` source, as built into this coalprof.
 pub fn source(p: Pattern) -> &'static str {
@@ -75,7 +77,9 @@ async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path) -> Result<Bu
     let stage =
         tempfile::Builder::new().prefix(".building-").tempdir_in(parent).map_err(|e| Error::write(parent, e))?;
     let src = stage.path().join(format!("{}.cu", p.source_stem()));
-    std::fs::write(stage.path().join("common.cuh"), COMMON).map_err(|e| Error::write(stage.path(), e))?;
+    for (name, text) in HEADERS {
+        std::fs::write(stage.path().join(name), text).map_err(|e| Error::write(stage.path(), e))?;
+    }
     std::fs::write(&src, source(p)).map_err(|e| Error::write(&src, e))?;
     let out = stage.path().join(p.source_stem());
     tracing::info!(pattern = %p, arch, "compiling");
@@ -95,7 +99,8 @@ async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path) -> Result<Bu
 /// The cache key: everything that changes the binary.
 fn key(p: Pattern, arch: &str, nvcc_version: &str) -> String {
     let mut h = Sha256::new();
-    for part in [source(p), COMMON, &FLAGS.join(" "), arch, nvcc_version] {
+    let headers = HEADERS.iter().map(|(_, text)| *text);
+    for part in std::iter::once(source(p)).chain(headers).chain([FLAGS.join(" ").as_str(), arch, nvcc_version]) {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
