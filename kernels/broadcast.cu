@@ -17,10 +17,10 @@ extern "C" __global__ void broadcast_read(const float* __restrict__ in, float* _
 const coalprof::PatternInfo coalprof::kPattern = {"broadcast", {"broadcast_read", nullptr}};
 
 void coalprof::run_variant(const Spec& s, Harness& h) {
-    const uint64_t m = get_u64(s, "m");
+    const uint64_t m = get_u64(s, "elements");
     const bool per_warp = get_bool(s, "per_warp");
     const uint32_t ilp = get_u32(s, "ilp");
-    if (m == 0 || ilp == 0) h.bad(s, "m and ilp must be at least 1");
+    if (m == 0 || ilp == 0) h.bad(s, "elements and ilp must be at least 1");
     if (h.validating) return;
 
     // `in` holds the words read: ceil(m / 32) (per warp) or one; `out` m floats.

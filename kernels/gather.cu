@@ -42,11 +42,11 @@ const coalprof::PatternInfo coalprof::kPattern = {"gather", {"gather_random", "g
 
 void coalprof::run_variant(const Spec& s, Harness& h) {
     if (h.kernel() == "gather_random") {
-        const uint64_t m = get_u64(s, "m");
-        const uint64_t table = get_u64(s, "table");
+        const uint64_t m = get_u64(s, "lookups");
+        const uint64_t table = get_u64(s, "table_elements");
         const uint32_t seed = get_u32(s, "seed");
         const uint32_t ilp = get_u32(s, "ilp");
-        if (m == 0 || table == 0 || ilp == 0) h.bad(s, "m, table and ilp must be at least 1");
+        if (m == 0 || table == 0 || ilp == 0) h.bad(s, "lookups, table_elements and ilp must be at least 1");
         if (h.validating) return;
 
         DeviceBuffer in = input_f32(4 * table, 3);

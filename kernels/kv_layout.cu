@@ -78,18 +78,19 @@ const coalprof::PatternInfo coalprof::kPattern = {"kv-layout", {"kv_read", "kv_r
 
 void coalprof::run_variant(const Spec& s, Harness& h) {
     const std::string& layout = get_str(s, "layout");
-    const uint64_t dtype = get_u64(s, "dtype_bytes");
+    const std::string& dtype_name = get_str(s, "dtype");
+    const uint64_t dtype = dtype_name == "fp16" ? 2 : dtype_name == "fp32" ? 4 : 0;
     const uint64_t B = get_u64(s, "blocks");
     const uint64_t S = get_u64(s, "block_size");
-    const uint64_t H = get_u64(s, "heads");
+    const uint64_t H = get_u64(s, "kv_heads");
     const uint64_t D = get_u64(s, "head_dim");
-    if (dtype != 2 && dtype != 4) h.bad(s, "dtype_bytes must be 2 (fp16) or 4 (fp32)");
-    if (B == 0 || S == 0 || H == 0 || D == 0) h.bad(s, "blocks, block_size, heads and head_dim must be >= 1");
+    if (dtype != 2 && dtype != 4) h.bad(s, "dtype must be fp16 or fp32");
+    if (B == 0 || S == 0 || H == 0 || D == 0) h.bad(s, "blocks, block_size, kv_heads and head_dim must be >= 1");
     const bool vllm = h.kernel() == "kv_read_vllm";
     uint64_t sB = 0, sO = 0, sH = 0, sD = 0;
     if (vllm) {
         if (layout != "vllm") h.bad(s, "kv_read_vllm reads the `vllm` layout only");
-        if (dtype != 2) h.bad(s, "the vllm layout is fp16 only (dtype_bytes=2)");
+        if (dtype != 2) h.bad(s, "the vllm layout is fp16 only");
         if (D % 8 != 0) h.bad(s, "head_dim must be a multiple of x = 8");
         h.require_block(s, 128, 1, 1);
     } else {

@@ -27,11 +27,11 @@ const coalprof::PatternInfo coalprof::kPattern = {COALPROF_STR(COALPROF_STRIDED_
                                                   {COALPROF_STR(COALPROF_STRIDED_KERNEL), nullptr}};
 
 void coalprof::run_variant(const Spec& s, Harness& h) {
-    const uint64_t m = get_u64(s, "m");
+    const uint64_t m = get_u64(s, "elements");
     const uint64_t stride = get_u64(s, "stride");
     const uint64_t offset = get_u64(s, "offset");
     const uint32_t ilp = get_u32(s, "ilp");
-    if (m == 0 || stride == 0 || ilp == 0) h.bad(s, "m, stride and ilp must be at least 1");
+    if (m == 0 || stride == 0 || ilp == 0) h.bad(s, "elements, stride and ilp must be at least 1");
     if (h.validating) return;
 
     // `in` holds m * stride + offset floats (rounded up to 256 bytes), `out` m floats.

@@ -77,20 +77,19 @@ const coalprof::PatternInfo coalprof::kPattern = {
     "vector", {"vector_float", "vector_float2", "vector_float4", "vector_half8", nullptr}};
 
 void coalprof::run_variant(const Spec& s, Harness& h) {
-    const uint64_t width = get_u64(s, "width");
-    const bool half = get_bool(s, "half");
-    const uint64_t m = get_u64(s, "m");
-    const uint64_t base_offset = get_u64(s, "base_offset");
+    const std::string& width = get_str(s, "width");
+    const uint64_t m = get_u64(s, "vectors");
+    const uint64_t base_offset = get_u64(s, "base_offset_bytes");
     const uint32_t ilp = get_u32(s, "ilp");
     const std::string& k = h.kernel();
-    const uint64_t want = k == "vector_float" ? 4 : k == "vector_float2" ? 8 : 16;
-    if (width != want) h.bad(s, "width does not match the kernel's vector width");
-    if (half != (k == "vector_half8")) h.bad(s, "half=1 goes with vector_half8 and only with it");
-    if (m == 0 || ilp == 0) h.bad(s, "m and ilp must be at least 1");
-    if (base_offset % 4 != 0) h.bad(s, "base_offset must be a multiple of 4 bytes (the scalar fallback's width)");
+    if (k != "vector_" + width) h.bad(s, "width does not name the kernel's vector type (float, float2, float4, half8)");
+    if (m == 0 || ilp == 0) h.bad(s, "vectors and ilp must be at least 1");
+    if (base_offset % 4 != 0) h.bad(s, "base_offset_bytes must be a multiple of 4 (the scalar fallback's width)");
+    const bool half = width == "half8";
+    const uint64_t vector_bytes = width == "float" ? 4 : width == "float2" ? 8 : 16;
     if (h.validating) return;
 
-    const uint64_t bytes = m * width;
+    const uint64_t bytes = m * vector_bytes;
     DeviceBuffer in = half ? input_f16(base_offset + bytes, 5) : input_f32(base_offset + bytes, 5);
     DeviceBuffer out = output(bytes);
     void* pout = out.at<void>();

@@ -226,101 +226,49 @@ impl Variant {
         format!("{}/{}", self.pattern.name(), self.name)
     }
 
-    /// The variant's parameters by name, for JSON rows (`{"stride": 8}`, `{"layout": "NHD", ...}`).
-    pub fn params(&self) -> BTreeMap<String, Value> {
-        let pairs: Vec<(&str, Value)> = match &self.spec {
-            Spec::Strided { m, stride, offset, .. } => {
-                vec![("elements", json!(m)), ("stride", json!(stride)), ("offset", json!(offset))]
-            }
-            Spec::Broadcast { m, per_warp, .. } => {
-                vec![("elements", json!(m)), ("word", json!(if *per_warp { "per_warp" } else { "one" }))]
-            }
-            Spec::Gather { lookups, table, seed, .. } => {
-                vec![("lookups", json!(lookups)), ("table_elements", json!(table)), ("seed", json!(seed))]
-            }
-            Spec::EmbeddingRows { lookups, rows, dim, seed, random } => vec![
-                ("lookups", json!(lookups)),
-                ("rows", json!(rows)),
-                ("dim", json!(dim)),
-                ("seed", json!(seed)),
-                ("order", json!(if *random { "random" } else { "sequential" })),
-            ],
-            Spec::Vector { width, m, base_offset, .. } => {
-                vec![("width", json!(width.name())), ("vectors", json!(m)), ("base_offset_bytes", json!(base_offset))]
-            }
-            Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } => vec![
-                ("layout", json!(layout.name())),
-                ("dtype", json!(dtype.name())),
-                ("blocks", json!(blocks)),
-                ("block_size", json!(block_size)),
-                ("kv_heads", json!(heads)),
-                ("head_dim", json!(head_dim)),
-            ],
-            Spec::Shared { access, blocks, reps } => {
-                vec![("access", json!(access)), ("blocks", json!(blocks)), ("reps", json!(reps))]
-            }
-            Spec::Transpose { tile, n } => vec![("tile", json!(tile)), ("n", json!(n))],
-            Spec::Sums { along_rows, rows, cols } => vec![
-                ("along", json!(if *along_rows { "rows" } else { "columns" })),
-                ("rows", json!(rows)),
-                ("cols", json!(cols)),
-            ],
-        };
-        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-    }
-
-    /// The `--variant` argument for the pattern executable: `key=value` pairs joined by `;`.
-    /// The executable takes the launch shape and every parameter from here (kernels/README.md).
-    pub fn kernel_arg(&self) -> String {
-        let mut kv: Vec<(String, String)> = vec![
-            ("name".into(), self.name.clone()),
-            ("kernel".into(), self.kernel.into()),
-            ("grid".into(), dims(self.launch.grid)),
-            ("block".into(), dims(self.launch.block)),
-            ("bytes_read".into(), self.bytes_read.to_string()),
-            ("bytes_written".into(), self.bytes_written.to_string()),
-        ];
-        let mut push = |k: &str, v: String| kv.push((k.to_string(), v));
+    /// The variant's parameters, in the one encoding both the pattern executable
+    /// (`--variant key=value;…`, kernels/README.md) and the JSON rows (`"params"`) use.
+    pub fn args(&self) -> Vec<(&'static str, Arg)> {
+        use Arg::{Flag, Int, Text};
         match &self.spec {
             Spec::Strided { m, stride, offset, ilp } => {
-                push("m", m.to_string());
-                push("stride", stride.to_string());
-                push("offset", offset.to_string());
-                push("ilp", ilp.to_string());
+                vec![
+                    ("elements", Int(*m)),
+                    ("stride", Int(*stride)),
+                    ("offset", Int(*offset)),
+                    ("ilp", Int(u64::from(*ilp))),
+                ]
             }
             Spec::Broadcast { m, per_warp, ilp } => {
-                push("m", m.to_string());
-                push("per_warp", u8::from(*per_warp).to_string());
-                push("ilp", ilp.to_string());
+                vec![("elements", Int(*m)), ("per_warp", Flag(*per_warp)), ("ilp", Int(u64::from(*ilp)))]
             }
-            Spec::Gather { lookups, table, seed, ilp } => {
-                push("m", lookups.to_string());
-                push("table", table.to_string());
-                push("seed", seed.to_string());
-                push("ilp", ilp.to_string());
-            }
-            Spec::EmbeddingRows { lookups, rows, dim, seed, random } => {
-                push("lookups", lookups.to_string());
-                push("rows", rows.to_string());
-                push("dim", dim.to_string());
-                push("seed", seed.to_string());
-                push("random", u8::from(*random).to_string());
-            }
-            Spec::Vector { width, m, base_offset, ilp } => {
-                push("width", width.bytes().to_string());
-                push("half", u8::from(*width == VecWidth::F16x8).to_string());
-                push("m", m.to_string());
-                push("base_offset", base_offset.to_string());
-                push("ilp", ilp.to_string());
-            }
-            Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } => {
-                push("layout", layout.name().to_lowercase());
-                push("dtype_bytes", dtype.bytes().to_string());
-                push("blocks", blocks.to_string());
-                push("block_size", block_size.to_string());
-                push("heads", heads.to_string());
-                push("head_dim", head_dim.to_string());
-            }
+            Spec::Gather { lookups, table, seed, ilp } => vec![
+                ("lookups", Int(*lookups)),
+                ("table_elements", Int(*table)),
+                ("seed", Int(u64::from(*seed))),
+                ("ilp", Int(u64::from(*ilp))),
+            ],
+            Spec::EmbeddingRows { lookups, rows, dim, seed, random } => vec![
+                ("lookups", Int(*lookups)),
+                ("rows", Int(*rows)),
+                ("dim", Int(*dim)),
+                ("seed", Int(u64::from(*seed))),
+                ("random", Flag(*random)),
+            ],
+            Spec::Vector { width, m, base_offset, ilp } => vec![
+                ("width", Text(width.name().into())),
+                ("vectors", Int(*m)),
+                ("base_offset_bytes", Int(*base_offset)),
+                ("ilp", Int(u64::from(*ilp))),
+            ],
+            Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } => vec![
+                ("layout", Text(layout.name().to_lowercase())),
+                ("dtype", Text(dtype.name().into())),
+                ("blocks", Int(*blocks)),
+                ("block_size", Int(*block_size)),
+                ("kv_heads", Int(*heads)),
+                ("head_dim", Int(*head_dim)),
+            ],
             Spec::Shared { access, blocks, reps } => {
                 let a = match access {
                     SharedAccess::RowUnpadded => "row32",
@@ -328,9 +276,7 @@ impl Variant {
                     SharedAccess::RowPadded => "row33",
                     SharedAccess::Broadcast => "bcast",
                 };
-                push("access", a.into());
-                push("blocks", blocks.to_string());
-                push("reps", reps.to_string());
+                vec![("access", Text(a.into())), ("blocks", Int(*blocks)), ("reps", Int(u64::from(*reps)))]
             }
             Spec::Transpose { tile, n } => {
                 let t = match tile {
@@ -338,17 +284,57 @@ impl Variant {
                     TransposeTile::Padded => "33",
                     TransposeTile::Naive => "naive",
                 };
-                push("tile", t.into());
-                push("n", n.to_string());
+                vec![("tile", Text(t.into())), ("n", Int(*n))]
             }
             Spec::Sums { along_rows, rows, cols } => {
-                push("along_rows", u8::from(*along_rows).to_string());
-                push("rows", rows.to_string());
-                push("cols", cols.to_string());
+                vec![("along_rows", Flag(*along_rows)), ("rows", Int(*rows)), ("cols", Int(*cols))]
             }
         }
+    }
+
+    /// The variant's parameters by name, for JSON rows (`{"stride": 8}`, `{"layout": "nhd", …}`).
+    pub fn params(&self) -> BTreeMap<String, Value> {
+        (self.args().into_iter())
+            .map(|(k, a)| {
+                let v = match a {
+                    Arg::Int(n) => json!(n),
+                    Arg::Flag(b) => json!(b),
+                    Arg::Text(t) => json!(t),
+                };
+                (k.to_string(), v)
+            })
+            .collect()
+    }
+
+    /// The `--variant` argument for the pattern executable: `key=value` pairs joined by `;`,
+    /// the launch shape and bytes first, then [`Variant::args`] (flags as `1`/`0`).
+    pub fn kernel_arg(&self) -> String {
+        let mut kv: Vec<(&str, String)> = vec![
+            ("name", self.name.clone()),
+            ("kernel", self.kernel.into()),
+            ("grid", dims(self.launch.grid)),
+            ("block", dims(self.launch.block)),
+            ("bytes_read", self.bytes_read.to_string()),
+            ("bytes_written", self.bytes_written.to_string()),
+        ];
+        kv.extend(self.args().into_iter().map(|(k, a)| {
+            let v = match a {
+                Arg::Int(n) => n.to_string(),
+                Arg::Flag(b) => u8::from(b).to_string(),
+                Arg::Text(t) => t,
+            };
+            (k, v)
+        }));
         kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";")
     }
+}
+
+/// One parameter value of a variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    Int(u64),
+    Flag(bool),
+    Text(String),
 }
 
 /// CUDA's largest `grid.x`.

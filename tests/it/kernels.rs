@@ -49,3 +49,35 @@ fn a_kernel_that_does_not_compile_names_the_file_and_shows_nvcc() {
     let msg = err.to_string();
     assert!(msg.contains("broken.cu") && msg.contains("does not compile") && msg.contains("undeclared"), "{msg}");
 }
+
+/// Every built executable accepts every variant of the catalogue, in the one encoding of
+/// `Variant::args`, and reports exactly the launch plan coalprof asked for (plan mode: no GPU).
+#[test]
+fn every_executable_takes_the_catalogues_variants_and_reports_the_plan() {
+    use coalprof::patterns::{variants, Sizing};
+    let Some(nvcc) = real_nvcc("every_executable_takes_the_catalogues_variants") else { return };
+    let cache = root().join("kernels/build");
+    let built = build(&Pattern::ALL, "sm_90", &Nvcc { path: nvcc }, &cache).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for b in built {
+        let plan = variants(b.pattern, Sizing { bytes: 1 << 20 });
+        let manifest = dir.path().join(format!("{}.jsonl", b.pattern.name()));
+        let out = std::process::Command::new(&b.exe)
+            .env("COALPROF_PLAN_ONLY", "1")
+            .args(coalprof::run::kernel_args(&manifest, &plan, None))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}: {}", b.pattern, String::from_utf8_lossy(&out.stderr));
+        let entries = coalprof::manifest::read(&manifest).unwrap();
+        coalprof::manifest::check_against_plan(&entries, &plan).unwrap_or_else(|e| panic!("{}: {e}", b.pattern));
+        // A variant whose parameter the executable does not know is refused (exit 2), naming it.
+        let broken = plan[0].kernel_arg().replacen(&format!(";{}=", plan[0].args()[0].0), ";no_such_key=", 1);
+        let out = std::process::Command::new(&b.exe)
+            .env("COALPROF_PLAN_ONLY", "1")
+            .args(["--manifest".as_ref(), manifest.as_os_str(), "--variant".as_ref(), broken.as_ref()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}: {}", b.pattern, String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(plan[0].args()[0].0), "{}", b.pattern);
+    }
+}
