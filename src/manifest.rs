@@ -19,8 +19,9 @@ pub struct Entry {
     pub block: [u32; 3],
     pub bytes_read: u64,
     pub bytes_written: u64,
-    #[serde(default)]
-    pub checksum: Option<f64>,
+    // The executable also writes a "checksum" of the output, computed so the loads cannot be
+    // optimised away; coalprof does not read it (its value depends on the data, not the
+    // addresses, so there is nothing to check it against).
     /// Median of the timed repeats (`--time` runs only).
     #[serde(default)]
     pub time_ms: Option<f64>,

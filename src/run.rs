@@ -65,6 +65,8 @@ pub struct Measured {
     pub cc: Option<String>,
     pub peak_bandwidth: Option<f64>,
     pub passes: Vec<(String, u32)>,
+    /// ncu's `==WARNING==` lines (kept in `run.json`, logged under `-v`).
+    pub ncu_warnings: Vec<String>,
 }
 
 /// What every pattern of a run is measured with.
@@ -154,6 +156,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         cc: device.cc,
         peak_bandwidth: device.peak_bandwidth,
         passes: profiled.passes,
+        ncu_warnings: profiled.warnings,
     })
 }
 
@@ -202,14 +205,7 @@ fn time_variants(
         Cmd::new(exe).args(kernel_args(manifest_path, plan, Some((s.warmup, s.repeats)))).timeout(Some(s.timeout));
     let out = run_sync(&cmd, None)?;
     if !out.status.success() {
-        return Err(ToolError::Failed {
-            what: format!("the timing run of `{}` failed", exe.display()),
-            command: cmd.to_string(),
-            status: format!("{}", out.status),
-            stderr: out.stderr,
-            hint: None,
-        }
-        .into());
+        return Err(ToolError::failed(format!("the timing run of `{}` failed", exe.display()), &cmd, &out).into());
     }
     let entries = manifest::read(manifest_path)?;
     Ok(entries.into_iter().filter_map(|e| Some((e.variant, e.time_ms? / 1e3))).collect())

@@ -47,6 +47,12 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
     settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());
     settings.insert("replay_passes".into(), serde_json::json!(profiled.passes));
+    if !profiled.warnings.is_empty() {
+        for w in &profiled.warnings {
+            tracing::info!("ncu: {w}");
+        }
+        settings.insert("ncu_warnings".into(), serde_json::json!(profiled.warnings));
+    }
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved");
     super::print(&render(&results, common.format, common.style)?)?;

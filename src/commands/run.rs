@@ -91,7 +91,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     let built = build(&s.patterns, &arch, &nvcc, &common.cache)?;
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu")?;
     let ncu_version = ncu.version().ok();
-    let record = run_record(&s.profiler, s.sizing, &arch, ncu_version.as_deref(), &s.patterns);
+    let mut record = run_record(&s.profiler, s.sizing, &arch, ncu_version.as_deref(), &s.patterns);
     dir.write("run.json", format!("{record:#}\n").as_bytes())?;
     let mut prov = provenance("ncu");
     prov.ncu_version = ncu_version;
@@ -126,6 +126,13 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
                 p.compute_capability = p.compute_capability.take().or(m.cc);
                 p.peak_bandwidth_bytes_per_s = p.peak_bandwidth_bytes_per_s.or(m.peak_bandwidth);
                 p.settings.insert(format!("replay_passes.{}", b.pattern), serde_json::json!(m.passes));
+                if !m.ncu_warnings.is_empty() {
+                    for w in &m.ncu_warnings {
+                        tracing::info!(pattern = %b.pattern, "ncu: {w}");
+                    }
+                    record["ncu_warnings"][b.pattern.name()] = serde_json::json!(m.ncu_warnings);
+                    dir.write("run.json", format!("{record:#}\n").as_bytes())?;
+                }
                 dir.save_results(&results)?;
             }
             Err(e) if fatal(&e) => {

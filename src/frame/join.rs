@@ -134,7 +134,6 @@ mod tests {
             block: [256, 1, 1],
             bytes_read: 4096,
             bytes_written: 4096,
-            checksum: None,
             time_ms: None,
             times_ms: vec![],
         }

@@ -63,8 +63,7 @@ pub fn default_direction(metric: &str) -> Direction {
     }
 }
 
-/// One `[[gate]]` entry exactly as written. Other modules embed `Vec<RuleSpec>` under the `gate`
-/// key of their own `metrics.toml` model and call [`compile_rules`].
+/// One `[[gate]]` entry exactly as written ([`parse_rules`] reads them with their line numbers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleSpec {
@@ -221,15 +220,6 @@ pub fn parse_rules(toml_text: &str, origin: &Path) -> Result<Vec<Rule>, Error> {
             let line = toml_text[..spanned.span().start.min(toml_text.len())].matches('\n').count() + 1;
             compile(i + 1, spanned.into_inner(), Location { file: origin.to_path_buf(), line: Some(line) })
         })
-        .collect()
-}
-
-/// Compile rules that another module already deserialized (line numbers unknown).
-pub fn compile_rules(specs: &[RuleSpec], origin: &Path) -> Result<Vec<Rule>, Error> {
-    specs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| compile(i + 1, s.clone(), Location { file: origin.to_path_buf(), line: None }))
         .collect()
 }
 

@@ -25,13 +25,7 @@ impl Cuobjdump {
         let c = Cmd::new(&self.path).arg("-sass").arg(exe).env("PATH", path).timeout(Some(Duration::from_secs(120)));
         let out = run_sync(&c, None)?;
         if !out.status.success() {
-            return Err(ToolError::Failed {
-                what: format!("cuobjdump could not disassemble `{}`", exe.display()),
-                command: c.to_string(),
-                status: format!("{}", out.status),
-                stderr: out.stderr,
-                hint: None,
-            });
+            return Err(ToolError::failed(format!("cuobjdump could not disassemble `{}`", exe.display()), &c, &out));
         }
         Ok(functions(&out.stdout))
     }

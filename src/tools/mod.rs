@@ -53,6 +53,39 @@ fn frame(stderr: &str) -> String {
 }
 
 impl ToolError {
+    /// The one way to say "`what` failed": the command line, its exit status in words, and the
+    /// end of what it printed on stderr (see [`ToolError::with_output`], [`ToolError::with_hint`]).
+    pub fn failed(what: impl Into<String>, cmd: &process::Cmd, out: &process::Captured) -> ToolError {
+        let status = match out.status.code() {
+            Some(c) => format!("exit status: {c}"),
+            None => "killed by a signal".into(),
+        };
+        ToolError::Failed {
+            what: what.into(),
+            command: cmd.to_string(),
+            status,
+            stderr: out.stderr.clone(),
+            hint: None,
+        }
+    }
+
+    /// Show `text` as the tool's output instead of its stderr (nvcc's diagnostics go to
+    /// stdout too; ncu prints its `==ERROR==` lines on stdout).
+    pub fn with_output(mut self, text: String) -> ToolError {
+        if let ToolError::Failed { stderr, .. } = &mut self {
+            *stderr = text;
+        }
+        self
+    }
+
+    /// Attach the fix, printed as `hint: …`.
+    pub fn with_hint(mut self, h: impl Into<String>) -> ToolError {
+        if let ToolError::Failed { hint, .. } = &mut self {
+            *hint = Some(h.into());
+        }
+        self
+    }
+
     pub fn exit(&self) -> Exit {
         match self {
             ToolError::NotFound { .. } | ToolError::NoProfiler { .. } => Exit::ProfilerUnavailable,

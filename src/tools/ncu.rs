@@ -38,8 +38,6 @@ pub struct Profiled {
     pub passes: Vec<(String, u32)>,
     /// `==WARNING==` lines.
     pub warnings: Vec<String>,
-    /// The program's own output (interleaved with ncu's on stdout).
-    pub stdout: String,
 }
 
 /// A located ncu and the environment it needs.
@@ -84,12 +82,10 @@ impl Ncu {
                     self.version().unwrap_or_else(|_| "of unknown version".into())
                 ));
             }
-            return Err(ToolError::Failed {
-                what,
-                command: c.to_string(),
-                status: status(&out),
-                stderr: both(&out),
-                hint,
+            let e = ToolError::failed(what, &c, &out).with_output(both(&out));
+            return Err(match hint {
+                Some(h) => e.with_hint(h),
+                None => e,
             });
         }
         Ok(out.stdout)
@@ -165,13 +161,7 @@ fn classify(c: &Cmd, out: &Captured, r: &ProfileRequest) -> Result<Profiled, Too
             ),
             None => "ncu failed".to_string(),
         };
-        return Err(ToolError::Failed {
-            what,
-            command: c.to_string(),
-            status: status(out),
-            stderr: both(out),
-            hint: None,
-        });
+        return Err(failed(&what, c, out));
     }
     if all.contains("No kernels were profiled") {
         let filter = r.kernel_regex.as_deref().map_or("no kernel filter".to_string(), |k| format!("the filter `{k}`"));
@@ -183,7 +173,7 @@ fn classify(c: &Cmd, out: &Captured, r: &ProfileRequest) -> Result<Profiled, Too
     }
     let warnings =
         out.stdout.lines().filter_map(|l| l.split_once("==WARNING==").map(|(_, w)| w.trim().to_string())).collect();
-    Ok(Profiled { passes: parse_passes(&out.stdout), warnings, stdout: out.stdout.clone() })
+    Ok(Profiled { passes: parse_passes(&out.stdout), warnings })
 }
 
 /// `==PROF== Profiling "k" - 0: 0%....50%....100% - 6 passes` (also `- 0 (1/3):`, no ID,
@@ -207,13 +197,6 @@ pub fn profiling_started(line: &str) -> Option<&str> {
     rest.split_once('"').map(|(name, _)| name)
 }
 
-fn status(out: &Captured) -> String {
-    match out.status.code() {
-        Some(c) => format!("exit status: {c}"),
-        None => "killed by a signal".into(),
-    }
-}
-
 /// ncu prints its own errors on stdout; keep both streams for the error.
 fn both(out: &Captured) -> String {
     let ncu_lines: Vec<&str> =
@@ -227,7 +210,7 @@ fn both(out: &Captured) -> String {
 }
 
 fn failed(what: &str, c: &Cmd, out: &Captured) -> ToolError {
-    ToolError::Failed { what: what.into(), command: c.to_string(), status: status(out), stderr: both(out), hint: None }
+    ToolError::failed(what, c, out).with_output(both(out))
 }
 
 /// `Version 2022.3.0.0 (build 31729285) (public-release)` → `2022.3.0.0`.

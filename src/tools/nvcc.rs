@@ -25,13 +25,7 @@ impl Nvcc {
             .rev()
             .find_map(|w| w.strip_prefix('V').filter(|v| v.starts_with(|c: char| c.is_ascii_digit())))
             .map(|v| v.trim_end_matches(',').to_string())
-            .ok_or_else(|| ToolError::Failed {
-                what: "nvcc --version printed no version".into(),
-                command: c.to_string(),
-                status: format!("{}", out.status),
-                stderr: out.stderr,
-                hint: None,
-            })
+            .ok_or_else(|| ToolError::failed("nvcc --version printed no version", &c, &out))
     }
 
     /// The command that compiles `source` for `arch` into `output`.
@@ -52,12 +46,8 @@ impl Nvcc {
         if out.status.success() {
             return Ok(());
         }
-        Err(ToolError::Failed {
-            what: format!("`{}` does not compile for {arch}", source.display()),
-            command: c.to_string(),
-            status: format!("{}", out.status),
-            stderr: format!("{}{}", out.stdout, out.stderr),
-            hint: None,
-        })
+        let diagnostics = format!("{}{}", out.stdout, out.stderr);
+        Err(ToolError::failed(format!("`{}` does not compile for {arch}", source.display()), &c, &out)
+            .with_output(diagnostics))
     }
 }
