@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::gate::{Direction, Directions};
 
 /// The `metrics.toml` shipped with this version of coalprof.
 pub const BUILTIN: &str = include_str!("../metrics.toml");
@@ -60,15 +61,6 @@ pub struct Mapped {
 pub struct Fact {
     pub unit: String,
     pub description: String,
-}
-
-/// Which way is better, for the gate and for findings.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    #[default]
-    Lower,
-    Higher,
 }
 
 /// One derived metric: a formula over raw metrics, launch facts and earlier derived metrics.
@@ -135,7 +127,7 @@ impl Catalogue {
             Error::usage(format!("{}: {}", origin.display(), e.message().trim())).with_hint(location(text, e.span()))
         })?;
         c.origin = origin.to_path_buf();
-        c.rules = crate::gate::parse_rules(text, origin)?;
+        c.rules = crate::gate::parse_rules(text, origin, &c.directions())?;
         c.validate()?;
         Ok(c)
     }
@@ -187,6 +179,12 @@ impl Catalogue {
         (self.raw.get(key).map(|r| r.unit.as_str()))
             .or_else(|| self.facts.get(key).map(|f| f.unit.as_str()))
             .or_else(|| self.derived(key).map(|d| d.unit.as_str()))
+    }
+
+    /// Which way each metric is better, from the catalogue's `direction` keys.
+    pub fn directions(&self) -> Directions {
+        let derived = self.derived.iter().map(|(k, d)| (k.clone(), d.direction));
+        self.raw.keys().map(|k| (k.clone(), Direction::Lower)).chain(derived).collect()
     }
 
     /// Whether `key` is defined anywhere in the catalogue.

@@ -279,7 +279,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).map_err(|e| Error::usage(format!("cannot read `{}`: {e}", p.display())))?;
-            crate::gate::parse_rules(&text, p)?
+            crate::gate::parse_rules(&text, p, &common.catalogue.directions())?
         }
         None => common.catalogue.rules.clone(),
     };

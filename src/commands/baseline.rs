@@ -47,6 +47,7 @@ mod tests {
         let rules = crate::gate::parse_rules(
             "[[gate]]\nmatch = \"stride_copy\"\nmetric = \"global_load_sectors_per_request\"\nregress = \"+5%\"\n",
             Path::new("rules.toml"),
+            &crate::metrics::Catalogue::builtin().directions(),
         )
         .unwrap();
         let row = Row {

@@ -81,6 +81,7 @@ mod tests {
         let rules = parse_rules(
             &format!("[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\nseverity = \"{severity}\"\n"),
             Path::new("ci/metrics.toml"),
+            &crate::metrics::Catalogue::builtin().directions(),
         )
         .unwrap();
         let p = Provenance { compute_capability: Some("9.0".into()), ..Default::default() };

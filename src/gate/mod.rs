@@ -15,5 +15,5 @@ pub mod table;
 pub mod verdict;
 
 pub use baseline::Baseline;
-pub use rules::{parse_rules, Direction, Rule, RuleSpec, Severity};
+pub use rules::{parse_rules, Direction, Directions, Rule, RuleSpec, Severity};
 pub use verdict::{evaluate, Check, Report, Verdict};

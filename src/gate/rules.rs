@@ -16,6 +16,7 @@
 //! into a warning for one kernel without repeating its other keys.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
@@ -34,34 +35,20 @@ pub enum Severity {
     Warn,
 }
 
-/// Which way a metric gets better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which way is better, for the gate and for findings: `direction` in `metrics.toml` (lower
+/// unless a metric says otherwise), or a `[[gate]]` rule's own `direction`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Lower is better (sectors per request, amplification, wavefronts, conflicts).
+    #[default]
     Lower,
     /// Higher is better (sector efficiency, bandwidth, fraction of peak).
     Higher,
 }
 
-/// Metrics where higher is better; every other metric is lower-is-better unless a rule says
-/// `direction = "higher"`.
-const HIGHER_IS_BETTER: &[&str] = &[
-    "global_load_sector_efficiency",
-    "global_store_sector_efficiency",
-    "useful_bandwidth",
-    "dram_bandwidth",
-    "peak_bandwidth_fraction",
-];
-
-/// The built-in direction of a metric: higher for the listed metrics and any `*_efficiency`.
-pub fn default_direction(metric: &str) -> Direction {
-    if HIGHER_IS_BETTER.contains(&metric) || metric.ends_with("_efficiency") {
-        Direction::Higher
-    } else {
-        Direction::Lower
-    }
-}
+/// Each catalogue metric's direction (metrics it does not name are lower-is-better).
+pub type Directions = std::collections::BTreeMap<String, Direction>;
 
 /// One `[[gate]]` entry exactly as written ([`parse_rules`] reads them with their line numbers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,7 +75,7 @@ pub struct RuleSpec {
     /// `fail` (default) or `warn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
-    /// `lower` or `higher` is better; defaults from the metric's name.
+    /// `lower` or `higher` is better; defaults to the metric's `direction` in `metrics.toml`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
 }
@@ -172,6 +159,8 @@ pub struct Rule {
     rows: Matcher,
     /// `None` when `metric` is a plain name.
     metrics: Option<GlobMatcher>,
+    /// The catalogue's directions, for metrics the rule does not give one for.
+    directions: Arc<Directions>,
 }
 
 impl Rule {
@@ -210,7 +199,9 @@ struct Document {
 
 /// Parse the `gate` array of a `metrics.toml` document; every other table is ignored (other
 /// modules own them). Errors are usage errors (exit 2) that name the file and the key or rule.
-pub fn parse_rules(toml_text: &str, origin: &Path) -> Result<Vec<Rule>, Error> {
+/// `directions` (the catalogue's) say which way each metric is better.
+pub fn parse_rules(toml_text: &str, origin: &Path, directions: &Directions) -> Result<Vec<Rule>, Error> {
+    let directions = Arc::new(directions.clone());
     let doc: Document = toml::from_str(toml_text)
         .map_err(|e| Error::usage(format!("`{}`: {}", origin.display(), e.to_string().trim_end())))?;
     doc.gate
@@ -218,12 +209,13 @@ pub fn parse_rules(toml_text: &str, origin: &Path) -> Result<Vec<Rule>, Error> {
         .enumerate()
         .map(|(i, spanned)| {
             let line = toml_text[..spanned.span().start.min(toml_text.len())].matches('\n').count() + 1;
-            compile(i + 1, spanned.into_inner(), Location { file: origin.to_path_buf(), line: Some(line) })
+            let location = Location { file: origin.to_path_buf(), line: Some(line) };
+            compile(i + 1, spanned.into_inner(), location, directions.clone())
         })
         .collect()
 }
 
-fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Error> {
+fn compile(index: usize, spec: RuleSpec, location: Location, directions: Arc<Directions>) -> Result<Rule, Error> {
     let at = || match location.line {
         Some(l) => format!("`{}`: [[gate]] rule #{index} (line {l})", location.file.display()),
         None => format!("`{}`: [[gate]] rule #{index}", location.file.display()),
@@ -256,7 +248,7 @@ fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Err
         }
     }
     if let (Some(r), None) = (regress, &metrics) {
-        let dir = spec.direction.unwrap_or_else(|| default_direction(&spec.metric));
+        let dir = spec.direction.unwrap_or_else(|| direction_of(&directions, &spec.metric));
         if r.direction() != dir {
             let want = if dir == Direction::Lower { '+' } else { '-' };
             return Err(bad(format!(
@@ -278,7 +270,11 @@ fn compile(index: usize, spec: RuleSpec, location: Location) -> Result<Rule, Err
     if !sets_anything {
         return Err(bad("sets no limit: add max, min or regress (or severity to override)".into()));
     }
-    Ok(Rule { index, spec, location, regress, rows, metrics })
+    Ok(Rule { index, spec, location, regress, rows, metrics, directions })
+}
+
+fn direction_of(directions: &Directions, metric: &str) -> Direction {
+    directions.get(metric).copied().unwrap_or_default()
 }
 
 fn compile_matcher(pattern: &str) -> Result<Matcher, String> {
@@ -368,9 +364,10 @@ impl<'r> Effective<'r> {
         self.max.is_some() || self.min.is_some() || self.regress.is_some()
     }
 
-    /// The direction that decides what a regression is.
+    /// The direction that decides what a regression is: the rules' own, else the catalogue's.
     pub fn direction(&self, metric: &str) -> Direction {
-        self.direction.unwrap_or_else(|| default_direction(metric))
+        let catalogue = || self.last.map_or(Direction::Lower, |r| direction_of(&r.directions, metric));
+        self.direction.unwrap_or_else(catalogue)
     }
 
     /// `<= 4.5, +5% vs baseline`: the limits in words, for tables.
@@ -394,7 +391,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Rule>, Error> {
-        parse_rules(text, Path::new("metrics.toml"))
+        parse_rules(text, Path::new("metrics.toml"), &crate::metrics::Catalogue::builtin().directions())
     }
 
     fn usage_message(text: &str) -> String {
@@ -453,6 +450,15 @@ severity = "fail"
             usage_message("[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sector_efficiency\"\nregress = \"+5%\"\n");
         assert!(msg.contains("\"-5%\""), "{msg}");
         parse("[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sector_efficiency\"\nregress = \"-5%\"\n").unwrap();
+    }
+
+    #[test]
+    fn the_direction_comes_from_the_catalogue() {
+        let rule = "[[gate]]\nmatch = \"*\"\nmetric = \"occupancy\"\nregress = \"+5%\"\n";
+        let higher = Directions::from([("occupancy".to_string(), Direction::Higher)]);
+        let err = parse_rules(rule, Path::new("m.toml"), &higher).unwrap_err();
+        assert!(err.to_string().contains("higher is better"), "{err}");
+        parse_rules(rule, Path::new("m.toml"), &Directions::new()).unwrap();
     }
 
     #[test]

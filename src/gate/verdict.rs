@@ -519,7 +519,7 @@ mod tests {
     }
 
     fn rules(body: &str) -> Vec<Rule> {
-        parse_rules(body, Path::new("metrics.toml")).unwrap()
+        parse_rules(body, Path::new("metrics.toml"), &crate::metrics::Catalogue::builtin().directions()).unwrap()
     }
 
     fn baseline(entries: &[(&str, &str, f64)]) -> Baseline {

@@ -21,7 +21,7 @@ fn stride_run() -> Results {
 }
 
 fn rules(toml: &str) -> Vec<Rule> {
-    parse_rules(toml, Path::new("metrics.toml")).unwrap()
+    parse_rules(toml, Path::new("metrics.toml"), &coalprof::metrics::Catalogue::builtin().directions()).unwrap()
 }
 
 fn max_rule(pattern: &str) -> Vec<Rule> {
@@ -158,11 +158,16 @@ fn an_unreadable_baseline_exits_3() {
 #[test]
 fn a_bad_rules_file_is_a_usage_error() {
     let text = "[[gate]]\nmatch = \"*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\nregres = \"+5%\"\n";
-    let err = parse_rules(text, Path::new("metrics.toml")).unwrap_err();
+    let err = parse_rules(text, Path::new("metrics.toml"), &coalprof::metrics::Catalogue::builtin().directions())
+        .unwrap_err();
     assert_eq!(err.exit(), Exit::Usage);
     assert!(err.to_string().contains("regres") && err.to_string().contains("metrics.toml"), "{err}");
-    let err = parse_rules("[[gate]]\nmatch = \"re:stride_(\"\nmetric = \"m\"\nmax = 1\n", Path::new("metrics.toml"))
-        .unwrap_err();
+    let err = parse_rules(
+        "[[gate]]\nmatch = \"re:stride_(\"\nmetric = \"m\"\nmax = 1\n",
+        Path::new("metrics.toml"),
+        &coalprof::metrics::Catalogue::builtin().directions(),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::Usage { .. }));
 }
 
