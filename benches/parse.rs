@@ -1,4 +1,4 @@
-//! In-process parse throughput: `report::csv::open` over a raw page generated in memory by
+//! In-process parse throughput: `parse::csv::open` over a raw page generated in memory by
 //! repeating the data row of a real ncu 2022.3 raw page (fresh IDs), with the catalogue's
 //! metric filter (what `analyze` does) and with every metric kept.
 //!
@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use coalprof::metrics::Catalogue;
-use coalprof::report::csv::{open, Keep};
+use coalprof::parse::csv::{open, Keep};
 
 const FIXTURE: &str = include_str!(
     "../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv"

@@ -1,7 +1,8 @@
 //! coalprof: shows how CUDA kernels touch memory.
 //!
-//! The data flows one way: pattern catalogue → build (nvcc) → profile (ncu) → parse → frame
-//! (derived metrics) → render / gate. Each step is one module; `commands` glues them together.
+//! The data flows one way: patterns → build (nvcc) → profile (ncu) → import → parse → frame
+//! (group, join, derive, compare) → render / gate. Each step is one module named after it
+//! (`ARCHITECTURE.md` draws the flow); `commands` glues them together.
 
 pub mod build;
 pub mod cancel;
@@ -11,16 +12,15 @@ pub mod error;
 pub mod exit;
 pub mod frame;
 pub mod gate;
-pub mod inputs;
+pub mod import;
 pub mod logging;
-pub mod manifest;
 pub mod metrics;
 pub mod model;
+pub mod parse;
 pub mod patterns;
+pub mod profile;
 pub mod render;
-pub mod report;
 pub mod results;
-pub mod run;
 pub mod runtime;
 pub mod settings;
 pub mod store;
@@ -61,8 +61,8 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Build(s) => commands::build::run(&common, s),
         Settings::Report(run) => commands::report::run(&common, run),
         Settings::Model(m) => commands::model::run(&common, m),
-        Settings::Check(c) => commands::gate::check(&common, c),
-        Settings::BaselineUpdate(b) => commands::gate::baseline_update(&common, b),
+        Settings::Check(c) => commands::check::command(&common, c),
+        Settings::BaselineUpdate(b) => commands::baseline::command(&common, b),
         Settings::Doctor => commands::doctor::run(&common),
         Settings::Completions(shell) => {
             cli::write_completions(*shell, &mut std::io::stdout().lock());

@@ -16,11 +16,11 @@ use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
 use crate::gate::Rule;
-use crate::inputs::RepReader;
+use crate::import::RepReader;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
+use crate::profile::ProfilerSettings;
 use crate::render::{Format, Style};
-use crate::run::ProfilerSettings;
 use crate::tools::locate::ToolSearch;
 use crate::tools::ncu::Ncu;
 use crate::tools::ToolError;
@@ -238,7 +238,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
         ReaderArg::Ncu => RepReader::Ncu,
     };
     let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home, cache, rep_reader };
-    let out_base = |out: &Option<PathBuf>| crate::run::runs_base(out.as_deref(), project.as_deref());
+    let out_base = |out: &Option<PathBuf>| crate::profile::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => {
             Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::inputs::Reader;
+use crate::import::Reader;
 use crate::render::render;
 use crate::results::Results;
 use crate::settings::{AnalyzeSettings, Common};

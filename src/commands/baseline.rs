@@ -7,8 +7,21 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::exit::Exit;
 use crate::gate::{Baseline, Rule};
 use crate::results::{Results, Row};
+use crate::settings::{BaselineSettings, Common};
+
+/// `coalprof baseline update RUN…`: load the runs, record them, say which file changed.
+pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
+    let runs = super::load(common, &b.runs)?;
+    match &b.only_gated {
+        Some(rules) => update_for_rules(&runs, &b.path, rules)?,
+        None => update(&runs, &b.path)?,
+    }
+    eprintln!("updated `{}`", b.path.display());
+    Ok(Exit::Ok)
+}
 
 /// Merge every metric of every row of `runs` into the baseline at `path` (created if absent;
 /// an unreadable or malformed existing file is an error, exit 3, and is left untouched).

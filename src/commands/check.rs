@@ -12,8 +12,17 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::gate::identity::identify;
 use crate::gate::{evaluate, github, junit, markdown, table, Baseline, Report};
+use crate::render::Format;
 use crate::results::Results;
 pub use crate::settings::CheckSettings;
+use crate::settings::{CheckCommand, Common};
+
+/// `coalprof check INPUT…`: load the inputs, then [`run`] on stdout and stderr.
+pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
+    let inputs = super::load(common, &c.inputs)?;
+    let json = common.format == Format::Json;
+    run(&c.check, &inputs, json, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+}
 
 /// Load the baseline (if any) and evaluate; no outputs.
 fn evaluate_report(settings: &CheckSettings, inputs: &[Results]) -> Result<Report, Error> {

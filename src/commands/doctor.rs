@@ -39,7 +39,7 @@ pub fn run(common: &Common) -> Result<Exit> {
         ok: true,
         detail: format!(
             ".ncu-rep/.ncu-repz (format version {}) are read natively: `analyze` and `check` need no ncu",
-            crate::report::ncu_rep::FORMAT_VERSION
+            crate::parse::ncu_rep::FORMAT_VERSION
         ),
         fix: None,
     });

@@ -5,7 +5,6 @@ pub mod baseline;
 pub mod build;
 pub mod check;
 pub mod doctor;
-pub mod gate;
 pub mod model;
 pub mod patterns;
 pub mod profile;
@@ -13,8 +12,26 @@ pub mod report;
 pub mod run;
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::frame::launches::Grouping;
+use crate::import::Reader;
+use crate::results::Results;
+use crate::settings::Common;
+
+/// Read the inputs of `check` and `baseline update`: any kind `analyze` reads, or saved runs.
+fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
+    let find_ncu = || common.ncu();
+    let reader = Reader {
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        grouping: Grouping::PerKernel,
+        rep_reader: common.rep_reader,
+        ncu: &find_ncu,
+    };
+    paths.iter().map(|p| reader.read(p)).collect()
+}
 
 /// Write command output to stdout; a closed pipe (`| head`) is not an error.
 pub fn print(text: &str) -> Result<()> {

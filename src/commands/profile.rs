@@ -3,9 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::inputs::Reader;
+use crate::import::Reader;
+use crate::profile::profiled_metrics;
 use crate::render::render;
-use crate::run::profiled_metrics;
 use crate::settings::{Common, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::inputs::{kind, read_results_json, results_file, Kind};
+use crate::import::{kind, read_results_json, results_file, Kind};
 use crate::render::{plot_files, render, render_with_plots};
 use crate::settings::Common;
 

@@ -9,7 +9,7 @@ use polars::prelude::*;
 use super::cols::{BLOCK, GRID, KERNEL, PATTERN, VARIANT};
 use super::{polars_error, Frame};
 use crate::error::Result;
-use crate::manifest::Entry;
+use crate::frame::manifest::Entry;
 use crate::results::Metrics;
 
 const LAUNCH: &str = "launch";
@@ -123,7 +123,7 @@ impl Frame {
 mod tests {
     use super::*;
     use crate::frame::launches::{Grouping, Launches};
-    use crate::report::LaunchRecord;
+    use crate::parse::LaunchRecord;
 
     fn entry(variant: &str, kernel: &str, grid: u32) -> Entry {
         Entry {

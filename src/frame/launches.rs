@@ -11,7 +11,7 @@ use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS};
 use super::{polars_error, Frame};
 use crate::error::Result;
 use crate::metrics::{Kind, Mapped};
-use crate::report::{units, LaunchRecord, Value};
+use crate::parse::{units, LaunchRecord, Value};
 use crate::results::{Row, Source};
 
 /// One row per kernel (name and launch shape) or one per launch.

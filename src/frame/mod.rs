@@ -16,6 +16,7 @@ pub mod derive;
 mod formula;
 pub mod join;
 pub mod launches;
+pub mod manifest;
 
 use polars::prelude::*;
 

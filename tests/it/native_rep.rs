@@ -9,10 +9,10 @@ use std::path::Path;
 use std::process::Command;
 
 use coalprof::metrics::Catalogue;
-use coalprof::report::csv::{self, Keep};
-use coalprof::report::ncu_rep::{self, units::ncu_unit, NativeLaunch};
-use coalprof::report::units::{scale, Scale};
-use coalprof::report::{LaunchRecord, Value};
+use coalprof::parse::csv::{self, Keep};
+use coalprof::parse::ncu_rep::{self, units::ncu_unit, NativeLaunch};
+use coalprof::parse::units::{scale, Scale};
+use coalprof::parse::{LaunchRecord, Value};
 use serde_json::Value as Json;
 
 use crate::util::{coalprof, ncu_rep_fixtures, real_ncu, real_ncu_report, root};
@@ -30,7 +30,7 @@ fn native(p: &Path) -> Vec<NativeLaunch> {
 fn strict_names(launch_facts: bool) -> HashSet<String> {
     let mut s: HashSet<String> = Catalogue::builtin().ncu_names().keys().cloned().collect();
     if launch_facts {
-        s.extend(coalprof::run::DEVICE_METRICS.iter().map(|n| n.to_string()));
+        s.extend(coalprof::profile::DEVICE_METRICS.iter().map(|n| n.to_string()));
     }
     s
 }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use coalprof::report::ncu_rep;
+use coalprof::parse::ncu_rep;
 use serde_json::Value;
 
 use crate::robust::{analyze, assert_failure, Outcome, Rng, TIMEOUT};

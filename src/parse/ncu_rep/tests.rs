@@ -6,7 +6,7 @@ use prost::Message;
 
 use super::messages::{BlockHeader, FileHeader, MetricResult, MetricValue, ProfileResult, StringTable};
 use super::{from_bytes, ReadError};
-use crate::report::Value;
+use crate::parse::Value;
 
 /// A block: its header (payload size filled in) and payload items.
 fn block(mut h: BlockHeader, items: &[Vec<u8>], trailing: &[u8]) -> Vec<u8> {

@@ -14,15 +14,16 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::frame::compare::compare;
 use crate::frame::launches::{Grouping, Launches};
+use crate::frame::manifest;
 use crate::frame::{Derivation, Frame};
-use crate::inputs::RepReader;
-use crate::manifest;
+use crate::import::RepReader;
+
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
+use crate::parse::csv::{self as ncu_csv, Keep};
+use crate::parse::ncu_rep::{self, ReadError};
+use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{variants, Pattern, Sizing, Variant};
-use crate::report::csv::{self as ncu_csv, Keep};
-use crate::report::ncu_rep::{self, ReadError};
-use crate::report::{LaunchRecord, Value};
 use crate::results::{Metrics, Row};
 use crate::store::RunDir;
 use crate::tools::ncu::{profiling_started, Ncu, ProfileRequest};
@@ -324,7 +325,7 @@ mod tests {
     fn peak_bandwidth_from_the_device_attributes_of_a_real_report() {
         // ncu 2022.3's raw page of a GTX 1080 report: memory clock 5,005,000 kHz, 256-bit bus.
         let csv = include_str!(
-            "../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv"
+            "../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv"
         );
         let records = parse_records(csv, &Catalogue::builtin()).unwrap();
         let d = device_facts(&records);

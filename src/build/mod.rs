@@ -14,21 +14,23 @@ use crate::tools::nvcc::{Nvcc, FLAGS};
 
 /// The headers pattern sources include: the harness, and the strided copy that the coalesced,
 /// offset and stride patterns share. Each is written beside the source when building.
-const HEADERS: &[(&str, &str)] =
-    &[("common.cuh", include_str!("../kernels/common.cuh")), ("strided.cuh", include_str!("../kernels/strided.cuh"))];
+const HEADERS: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    ("strided.cuh", include_str!("../../kernels/strided.cuh")),
+];
 
 /// A pattern's `.cu` source, as built into this coalprof.
 pub fn source(p: Pattern) -> &'static str {
     match p {
-        Pattern::Coalesced => include_str!("../kernels/coalesced.cu"),
-        Pattern::Offset => include_str!("../kernels/offset.cu"),
-        Pattern::Stride => include_str!("../kernels/stride.cu"),
-        Pattern::Broadcast => include_str!("../kernels/broadcast.cu"),
-        Pattern::Gather => include_str!("../kernels/gather.cu"),
-        Pattern::Vector => include_str!("../kernels/vector.cu"),
-        Pattern::KvLayout => include_str!("../kernels/kv_layout.cu"),
-        Pattern::BankConflicts => include_str!("../kernels/bank_conflicts.cu"),
-        Pattern::Column => include_str!("../kernels/column.cu"),
+        Pattern::Coalesced => include_str!("../../kernels/coalesced.cu"),
+        Pattern::Offset => include_str!("../../kernels/offset.cu"),
+        Pattern::Stride => include_str!("../../kernels/stride.cu"),
+        Pattern::Broadcast => include_str!("../../kernels/broadcast.cu"),
+        Pattern::Gather => include_str!("../../kernels/gather.cu"),
+        Pattern::Vector => include_str!("../../kernels/vector.cu"),
+        Pattern::KvLayout => include_str!("../../kernels/kv_layout.cu"),
+        Pattern::BankConflicts => include_str!("../../kernels/bank_conflicts.cu"),
+        Pattern::Column => include_str!("../../kernels/column.cu"),
     }
 }
 

@@ -185,7 +185,7 @@ fn ratio_unit(counter: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::units::scale;
+    use crate::parse::units::scale;
 
     #[test]
     fn durations_sizes_and_rates_get_units_that_scale() {

@@ -1,6 +1,6 @@
 //! The launch manifest a pattern executable writes: one JSON object per variant, in launch
-//! order. The frame module joins ncu's results to it and verifies the join (kernel, grid,
-//! block; `src/frame/join.rs`): a mismatch is an error, never a silent shift.
+//! order: what each launch was. The join (`join.rs`) puts ncu's results beside it and verifies
+//! kernel, grid and block: a mismatch is an error, never a silent shift.
 
 use std::path::Path;
 

@@ -9,9 +9,9 @@ use prost::Message;
 
 use super::messages::{NvtxState, ProfileResult, SourceData};
 use super::units::ncu_unit;
-use crate::report::csv::Keep;
-use crate::report::units::{scale, Scale};
-use crate::report::{LaunchRecord, SourceCounters, Value};
+use crate::parse::csv::Keep;
+use crate::parse::units::{scale, Scale};
+use crate::parse::{LaunchRecord, SourceCounters, Value};
 
 /// A module stored whole in some block, found again through its reference.
 #[derive(Debug, Clone, Default)]
@@ -165,7 +165,7 @@ pub fn convert(
         launches: 1,
         metrics,
     };
-    (crate::report::csv::finish(record), counters)
+    (crate::parse::csv::finish(record), counters)
 }
 
 /// Grid and block as ncu reports them. The launch metrics win where present (the CSV takes
