@@ -13,6 +13,7 @@ pub mod findings;
 pub mod frame;
 pub mod gate;
 pub mod inputs;
+pub mod lines;
 pub mod logging;
 pub mod manifest;
 pub mod metrics;

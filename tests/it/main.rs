@@ -5,6 +5,7 @@ mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod faults;
 mod kernels;
+mod lines_cubin; // the cubin line-table reader against nvcc + nvdisasm
 mod model;
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;

@@ -35,6 +35,11 @@ pub fn real_nvcc(test: &str) -> Option<PathBuf> {
     tool(test, ".tools/cuda-home/bin/nvcc")
 }
 
+/// The project's nvdisasm (beside nvcc), or `None` with a loud notice.
+pub fn real_nvdisasm(test: &str) -> Option<PathBuf> {
+    tool(test, ".tools/cuda-home/bin/nvdisasm")
+}
+
 fn tool(test: &str, rel: &str) -> Option<PathBuf> {
     let p = root().join(rel);
     if p.exists() {
