@@ -480,8 +480,8 @@ impl<R: BufRead> Records<R> {
     }
 }
 
-/// Fill launch facts that ncu printed as metrics rather than columns.
-fn finish(mut r: LaunchRecord) -> LaunchRecord {
+/// Fill launch facts that ncu printed as metrics rather than columns (the native reader too).
+pub(super) fn finish(mut r: LaunchRecord) -> LaunchRecord {
     let num = |r: &LaunchRecord, n: &str| r.metric(n).and_then(Value::number).map(|v| v as u32);
     if r.grid.is_none() {
         if let (Some(x), Some(y), Some(z)) =

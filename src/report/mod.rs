@@ -2,10 +2,12 @@
 //!
 //! [`csv`] streams the CSV pages (raw, details, per-kernel summary) of every ncu version;
 //! [`diagnose`] explains an input that holds no results (a log, a text report, a binary file);
-//! [`units`] converts every value to its base unit.
+//! [`units`] converts every value to its base unit; [`ncu_rep`] reads `.ncu-rep` reports
+//! natively, into the same records plus each launch's [`SourceCounters`].
 
 pub mod csv;
 pub mod diagnose;
+pub mod ncu_rep;
 pub mod units;
 
 use std::sync::Arc;
@@ -19,7 +21,7 @@ pub enum Value {
     },
     /// A non-numeric value (`CachePreferNone`, a GPU name, an array).
     Text(String),
-    /// `n/a`, `nan`, `(!) n/a` or empty: the metric exists but has no value.
+    /// `n/a`, `nan`, `(!) n/a`, `no data` or empty: the metric exists but has no value.
     Missing(String),
 }
 
@@ -53,7 +55,8 @@ impl Value {
 
 fn is_missing_token(t: &str) -> bool {
     let t = t.trim_start_matches("(!)").trim().to_ascii_lowercase();
-    matches!(t.as_str(), "n/a" | "nan" | "-nan" | "inf" | "-inf" | "")
+    // `no data`: how `--import` prints a metric the report holds without a value.
+    matches!(t.as_str(), "n/a" | "nan" | "-nan" | "inf" | "-inf" | "no data" | "")
 }
 
 /// One profiled kernel launch (or, from a per-kernel summary, `launches` of them averaged).
@@ -77,6 +80,21 @@ impl LaunchRecord {
     pub fn metric(&self, name: &str) -> Option<&Value> {
         self.metrics.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
     }
+}
+
+/// Per-instruction counters and the kernel's module, as a report made with the SourceCounters section holds them.
+#[derive(Debug, Clone, Default)]
+pub struct SourceCounters {
+    /// `launch__function_pcs`: the kernel's first PC, so `pc - function_pc` is the SASS offset.
+    pub function_pc: Option<u64>,
+    /// Instanced metrics by name (`memory_l2_theoretical_sectors_global`, `inst_executed`, …): (absolute PC, value).
+    pub instanced: Vec<(Arc<str>, Vec<(u64, f64)>)>,
+    /// The module's cubin (an ELF), from `SourceData.Binary`, resolved through references to earlier blocks.
+    pub cubin: Option<Arc<[u8]>>,
+    /// Source files embedded in the report (`--import-source yes`), path → text, if present.
+    pub sources: Vec<(String, String)>,
+    /// The SM revision of the module (SourceData.SMRevision), if present.
+    pub sm_revision: Option<u32>,
 }
 
 /// Parse `"(256, 1, 1)"` (ncu's Block Size / Grid Size columns).

@@ -7,6 +7,7 @@ mod faults;
 mod kernels;
 mod lines_cubin; // the cubin line-table reader against nvcc + nvdisasm
 mod model;
+mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;

@@ -40,6 +40,22 @@ pub fn real_nvdisasm(test: &str) -> Option<PathBuf> {
     tool(test, ".tools/cuda-home/bin/nvdisasm")
 }
 
+/// The Python of the test venv that holds NVIDIA's `ncu_report` (the native reader's oracle).
+pub fn real_ncu_report(test: &str) -> Option<PathBuf> {
+    tool(test, ".tools/ncu-report/bin/python")
+}
+
+/// Every real `.ncu-rep` fixture, sorted by name.
+pub fn ncu_rep_fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixture("ncu-rep"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ncu-rep"))
+        .collect();
+    v.sort();
+    v
+}
+
 fn tool(test: &str, rel: &str) -> Option<PathBuf> {
     let p = root().join(rel);
     if p.exists() {
