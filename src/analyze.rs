@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use crate::metrics::{Kind, Mapped};
-use crate::report::csv::ParseError;
 use crate::report::{units, LaunchRecord, Value};
 use crate::results::{Metrics, Row, Source};
 
@@ -28,12 +27,13 @@ pub struct DeviceFacts {
 type KernelKey = (Option<String>, String, Option<[u32; 3]>, Option<[u32; 3]>);
 
 /// Fold records into rows. `names` maps ncu metric names to catalogue keys; metrics not in it
-/// are dropped. Fails on the first malformed record, keeping nothing half-read.
-pub fn rows_from_records(
-    records: impl Iterator<Item = Result<LaunchRecord, ParseError>>,
+/// are dropped. Fails on the first malformed record, keeping nothing half-read. `E` is the
+/// parser's error (the CSV parser's, the native reader's).
+pub fn rows_from_records<E>(
+    records: impl Iterator<Item = Result<LaunchRecord, E>>,
     names: &HashMap<String, Mapped>,
     grouping: Grouping,
-) -> Result<(Vec<Row>, DeviceFacts), ParseError> {
+) -> Result<(Vec<Row>, DeviceFacts), E> {
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<KernelKey, usize> = HashMap::new();
     let mut facts = DeviceFacts::default();
@@ -128,7 +128,7 @@ mod tests {
         let mapped =
             Mapped { key: "reported_global_load_sectors_per_request".into(), assume_unit: None, kind: Kind::Ratio };
         let names = HashMap::from([("r".to_string(), mapped)]);
-        let recs = vec![Ok(ratio(3, 4.0)), Ok(ratio(1, 8.0))].into_iter();
+        let recs = vec![Ok::<_, ()>(ratio(3, 4.0)), Ok(ratio(1, 8.0))].into_iter();
         let (rows, _) = rows_from_records(recs, &names, Grouping::PerKernel).unwrap();
         assert_eq!(rows[0].launches, 4);
         assert_eq!(rows[0].metric("reported_global_load_sectors_per_request"), Some(5.0));
@@ -138,7 +138,7 @@ mod tests {
     fn per_kernel_sums_and_per_launch_keeps_ids() {
         let mapped = Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter };
         let names = HashMap::from([("s".to_string(), mapped)]);
-        let recs = || vec![Ok(rec(0, 4.0)), Ok(rec(1, 6.0))].into_iter();
+        let recs = || vec![Ok::<_, ()>(rec(0, 4.0)), Ok(rec(1, 6.0))].into_iter();
         let (rows, facts) = rows_from_records(recs(), &names, Grouping::PerKernel).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!((rows[0].launches, rows[0].id), (2, None));

@@ -37,6 +37,16 @@ pub struct Global {
     /// The nvcc to use.
     #[arg(long, global = true, env = "COALPROF_NVCC", value_name = "PATH")]
     pub nvcc: Option<PathBuf>,
+    /// How to read `.ncu-rep` reports: coalprof's own reader (no ncu needed; `ncu --import` only
+    /// for a report format version it does not know), or always `ncu --import`.
+    #[arg(long, global = true, value_enum, default_value_t = ReaderArg::Native)]
+    pub reader: ReaderArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReaderArg {
+    Native,
+    Ncu,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -1,5 +1,6 @@
 //! Reading what the user points coalprof at: an ncu CSV (any page, any version), an
-//! `.ncu-rep` report (rendered through `ncu --import`), a `results.json`, or a run folder.
+//! `.ncu-rep`/`.ncu-repz` report (read natively; `ncu --import` for a format version the native
+//! reader does not know, or when asked), a `results.json`, or a run folder.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -10,6 +11,8 @@ use crate::error::{Error, Result};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::report::csv::{self, Keep, ParseError};
+use crate::report::ncu_rep::{self, ReadError, MAGIC, ZSTD_MAGIC};
+use crate::report::LaunchRecord;
 use crate::results::{Provenance, Results, SCHEMA};
 use crate::tools::ncu::Ncu;
 use crate::tools::ToolError;
@@ -23,9 +26,6 @@ pub enum Kind {
     RunDir,
 }
 
-/// The magic bytes every `.ncu-rep` (and 2019 `.nsight-cuprof-report`) starts with.
-const NCU_REP_MAGIC: &[u8; 4] = b"NVR\0";
-
 pub fn kind(path: &Path) -> Result<Kind> {
     if path == Path::new("-") {
         return Ok(Kind::Csv);
@@ -38,7 +38,10 @@ pub fn kind(path: &Path) -> Result<Kind> {
         .and_then(|mut f| f.read(&mut head))
         .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
     let head = &head[..n];
-    if head.starts_with(NCU_REP_MAGIC) {
+    // A `.ncu-repz` by name goes to the report reader even when it is not zstd, so that the
+    // error says what it should have been.
+    let repz = path.extension().is_some_and(|e| e == "ncu-repz");
+    if head.starts_with(MAGIC) || head.starts_with(ZSTD_MAGIC) || repz {
         return Ok(Kind::NcuRep);
     }
     let text = String::from_utf8_lossy(head);
@@ -48,13 +51,28 @@ pub fn kind(path: &Path) -> Result<Kind> {
     Ok(Kind::Csv)
 }
 
-/// How to read reports: the catalogue, grouping, and the ncu to import `.ncu-rep` with.
+/// How `.ncu-rep` reports are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RepReader {
+    /// coalprof's own reader; `ncu --import` only for a format version it does not know.
+    #[default]
+    Native,
+    /// `ncu --import R --csv --page raw --print-units base`, always.
+    Ncu,
+}
+
+/// Finds the ncu to import with, only when one is needed (`analyze` of a report the native
+/// reader reads never looks for ncu).
+pub type FindNcu<'a> = &'a dyn Fn() -> std::result::Result<Ncu, ToolError>;
+
+/// How to read reports: the catalogue, grouping, and how to read `.ncu-rep`.
 pub struct Reader<'a> {
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
     pub grouping: Grouping,
-    /// `Err` holds why no ncu is available: only reported if a `.ncu-rep` needs it.
-    pub ncu: std::result::Result<Ncu, ToolError>,
+    pub rep_reader: RepReader,
+    /// Called only if a report needs ncu; `Err` says why there is none.
+    pub ncu: FindNcu<'a>,
 }
 
 impl Reader<'_> {
@@ -66,39 +84,91 @@ impl Reader<'_> {
                 let f = File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
                 self.read_csv(BufReader::with_capacity(1 << 20, f), path)
             }
-            Kind::NcuRep => {
-                let ncu = self.ncu.as_ref().map_err(|e| {
-                    Error::unavailable(
-                        format!("`{}` is an .ncu-rep report and reading it needs ncu: {e}", path.display()),
-                        "install Nsight Compute or run `scripts/install-tools.sh`, or export CSV where ncu is \
-                         (`ncu --import REPORT --csv --page raw --print-units base > report.csv`) and analyze that",
-                    )
-                })?;
-                let csv_text = ncu.import_raw(path)?;
-                let mut r = self.read_csv(csv_text.as_bytes(), path)?;
-                r.provenance.ncu_version = ncu.version().ok();
-                Ok(r)
-            }
+            Kind::NcuRep => match self.rep_reader {
+                RepReader::Ncu => self.read_rep_with_ncu(path),
+                RepReader::Native => self.read_rep_native(path),
+            },
             Kind::ResultsJson => read_results_json(path),
             Kind::RunDir => read_results_json(&path.join("results.json")),
         }
     }
 
+    fn keep(&self) -> Keep {
+        Keep::Only(self.catalogue.ncu_names().into_keys().collect())
+    }
+
+    /// The native reader; the ncu fallback for a format version it does not know.
+    fn read_rep_native(&self, path: &Path) -> Result<Results> {
+        let launches = match ncu_rep::open(path) {
+            Ok(l) => l,
+            Err(ReadError::UnknownVersion { version }) => {
+                tracing::warn!(
+                    "{}: report format version {version} is not one the native reader knows ({}); \
+                     reading it with `ncu --import` instead",
+                    path.display(),
+                    ncu_rep::FORMAT_VERSION
+                );
+                return self.read_rep_with_ncu(path);
+            }
+            Err(e) => return Err(Error::input(path, e.to_string())),
+        };
+        let keep = self.keep();
+        let mut launches = launches;
+        let records = launches.by_ref().map(|l| {
+            l.map(|l| {
+                let mut r = l.record;
+                r.metrics.retain(|(n, _)| keep.wants(n));
+                r
+            })
+        });
+        let mut r = self.results(records, path).map_err(|e| match e {
+            RowsError::Read(e) => Error::input(path, e.to_string()),
+            RowsError::Other(e) => e,
+        })?;
+        r.provenance.ncu_version = launches.ncu_version().map(str::to_string);
+        Ok(r)
+    }
+
+    fn read_rep_with_ncu(&self, path: &Path) -> Result<Results> {
+        let ncu = (self.ncu)().map_err(|e| {
+            Error::unavailable(
+                format!("reading `{}` with `ncu --import` needs ncu: {e}", path.display()),
+                "install Nsight Compute or run `scripts/install-tools.sh`, or export CSV where ncu is \
+                 (`ncu --import REPORT --csv --page raw --print-units base > report.csv`) and analyze that",
+            )
+        })?;
+        let csv_text = ncu.import_raw(path)?;
+        let mut r = self.read_csv(csv_text.as_bytes(), path)?;
+        r.provenance.ncu_version = ncu.version().ok();
+        Ok(r)
+    }
+
     fn read_csv(&self, input: impl BufRead, path: &Path) -> Result<Results> {
-        let names = self.catalogue.ncu_names();
-        let keep = Keep::Only(names.keys().cloned().collect());
-        let records = csv::open(input, keep).map_err(|e| parse_error(path, e))?;
+        let records = csv::open(input, self.keep()).map_err(|e| parse_error(path, e))?;
         for w in &records.warnings {
             tracing::warn!("{}: {w}", path.display());
         }
-        let (mut rows, facts) = rows_from_records(records, &names, self.grouping).map_err(|e| parse_error(path, e))?;
+        self.results(records, path).map_err(|e| match e {
+            RowsError::Read(e) => parse_error(path, e),
+            RowsError::Other(e) => e,
+        })
+    }
+
+    /// Records (from either parser) → rows → derived results.
+    fn results<E>(
+        &self,
+        records: impl Iterator<Item = std::result::Result<LaunchRecord, E>>,
+        path: &Path,
+    ) -> std::result::Result<Results, RowsError<E>> {
+        let names = self.catalogue.ncu_names();
+        let (mut rows, facts) = rows_from_records(records, &names, self.grouping).map_err(RowsError::Read)?;
         if rows.is_empty() {
-            return Err(Error::nothing_matched(
+            return Err(RowsError::Other(Error::nothing_matched(
                 format!("{}: the report holds no kernel launches", path.display()),
                 Some("check the profiler's filters (`--kernel`, `--launch-skip`)".into()),
-            ));
+            )));
         }
-        let notices = self.derivation.apply(&mut rows)?;
+        let notices = self.derivation.apply(&mut rows).map_err(RowsError::Other)?;
         let provenance = Provenance {
             coalprof: env!("CARGO_PKG_VERSION").into(),
             backend: "import".into(),
@@ -111,6 +181,12 @@ impl Reader<'_> {
         results.notices = notices;
         Ok(results)
     }
+}
+
+/// A parser's error, or one of the steps after it.
+enum RowsError<E> {
+    Read(E),
+    Other(Error),
 }
 
 fn parse_error(path: &Path, e: ParseError) -> Error {

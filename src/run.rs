@@ -1,5 +1,5 @@
 //! `coalprof run`'s pipeline for the ncu backend, one pattern at a time: profile the pattern's
-//! executable under ncu (one process for all its variants), import the report, join it to the
+//! executable under ncu (one process for all its variants), read the report (natively), join it to the
 //! launch manifest, time the variants with CUDA events outside the profiler, derive, predict,
 //! and save. Each finished pattern is on disk before the next one starts.
 
@@ -14,10 +14,12 @@ use serde_json::json;
 use crate::analyze::{rows_from_records, Grouping};
 use crate::error::{Error, Result};
 use crate::frame::Derivation;
+use crate::inputs::RepReader;
 use crate::manifest;
 use crate::metrics::Catalogue;
 use crate::patterns::{variants, Pattern, Sizing, Variant};
 use crate::report::csv::{self as ncu_csv, Keep};
+use crate::report::ncu_rep::{self, ReadError};
 use crate::report::{LaunchRecord, Value};
 use crate::results::{Metrics, Row};
 use crate::store::RunDir;
@@ -69,11 +71,12 @@ pub struct Profiler<'a> {
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
     pub settings: &'a ProfilerSettings,
+    pub rep_reader: RepReader,
 }
 
 /// Profile one built pattern (`exe`) into `dir`.
 pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler, dir: &RunDir) -> Result<Measured> {
-    let Profiler { ncu, catalogue, derivation, settings } = *profiler;
+    let Profiler { ncu, catalogue, derivation, settings, rep_reader } = *profiler;
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
     let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));
@@ -107,12 +110,10 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let report = dir.file(&format!("{stem}.ncu-rep"));
     std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
 
-    // 2. The report as the raw page, parsed, and joined to the manifest.
-    let csv = ncu.import_raw(&report)?;
-    dir.write(&format!("{stem}.csv"), csv.as_bytes())?;
+    // 2. The report's launches, joined to the manifest.
+    let records = report_records(&report, ncu, catalogue, rep_reader, dir, &stem)?;
     let entries = manifest::read(&manifest_path)?;
     manifest::check_against_plan(&entries, &plan).map_err(|m| Error::input(&manifest_path, m))?;
-    let records = parse_records(&csv, catalogue).map_err(|m| Error::input(dir.file(&format!("{stem}.csv")), m))?;
     let joined = manifest::join(&records, &entries).map_err(|m| Error::input(&report, m))?;
     let device = device_facts(&records);
 
@@ -124,8 +125,9 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let names = catalogue.ncu_names();
     let mut rows = Vec::new();
     for ((record, entry), variant) in joined.into_iter().zip(&plan) {
-        let (mut one, _) = rows_from_records(std::iter::once(Ok(record.clone())), &names, Grouping::PerLaunch)
-            .map_err(|e| Error::input(&report, e.to_string()))?;
+        let once = std::iter::once(Ok::<_, std::convert::Infallible>(record.clone()));
+        let (mut one, _) =
+            rows_from_records(once, &names, Grouping::PerLaunch).map_err(|e| Error::input(&report, e.to_string()))?;
         let mut row = one.remove(0);
         row.pattern = Some(pattern.name().to_string());
         row.variant = Some(variant.name.clone());
@@ -199,6 +201,40 @@ fn time_variants(
     }
     let entries = manifest::read(manifest_path)?;
     Ok(entries.into_iter().filter_map(|e| Some((e.variant, e.time_ms? / 1e3))).collect())
+}
+
+/// The launches of a report this run wrote: read natively, or through `ncu --import` under
+/// `--reader ncu` or for a format version the native reader does not know (the CSV is then
+/// kept beside the report).
+fn report_records(
+    report: &Path,
+    ncu: &Ncu,
+    catalogue: &Catalogue,
+    rep_reader: RepReader,
+    dir: &RunDir,
+    stem: &str,
+) -> Result<Vec<LaunchRecord>> {
+    if rep_reader == RepReader::Native {
+        match ncu_rep::read_launches(report) {
+            Ok(r) => {
+                let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
+                let records = r.launches.into_iter().map(|l| {
+                    let mut rec = l.record;
+                    rec.metrics.retain(|(n, _)| keep.wants(n));
+                    rec
+                });
+                return Ok(records.collect());
+            }
+            Err(ReadError::UnknownVersion { version }) => tracing::warn!(
+                "{}: report format version {version} is not one the native reader knows; reading it with `ncu --import`",
+                report.display()
+            ),
+            Err(e) => return Err(Error::input(report, e.to_string())),
+        }
+    }
+    let csv = ncu.import_raw(report)?;
+    dir.write(&format!("{stem}.csv"), csv.as_bytes())?;
+    parse_records(&csv, catalogue).map_err(|m| Error::input(dir.file(&format!("{stem}.csv")), m))
 }
 
 fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, String> {

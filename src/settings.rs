@@ -10,10 +10,12 @@ use std::time::Duration;
 use crate::analyze::Grouping;
 use crate::build::parse_arch;
 use crate::cli::{
-    AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, RunArgs,
+    AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, ReaderArg,
+    RunArgs,
 };
 use crate::error::{Error, Result};
 use crate::frame::Derivation;
+use crate::inputs::RepReader;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
 use crate::render::{Format, Style};
@@ -33,6 +35,8 @@ pub struct Common {
     pub ncu_home: Option<PathBuf>,
     /// Where built pattern executables are cached.
     pub cache: PathBuf,
+    /// How `.ncu-rep` reports are read (`--reader`).
+    pub rep_reader: RepReader,
 }
 
 impl Common {
@@ -207,7 +211,11 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
     let ncu_home = env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(std::env::temp_dir()));
     let project = project_root(&env.cwd);
     let cache = kernel_cache(project.as_deref(), env);
-    let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home, cache };
+    let rep_reader = match global.reader {
+        ReaderArg::Native => RepReader::Native,
+        ReaderArg::Ncu => RepReader::Ncu,
+    };
+    let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home, cache, rep_reader };
     let out_base = |out: &Option<PathBuf>| crate::run::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => {

@@ -8,11 +8,13 @@ use crate::results::Results;
 use crate::settings::{AnalyzeSettings, Common};
 
 pub fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
+    let find_ncu = || common.ncu();
     let reader = Reader {
         catalogue: &common.catalogue,
         derivation: &common.derivation,
         grouping: s.grouping,
-        ncu: common.ncu(),
+        rep_reader: common.rep_reader,
+        ncu: &find_ncu,
     };
     let mut all: Option<Results> = None;
     for path in &s.files {

@@ -26,7 +26,22 @@ pub fn run(common: &Common) -> Result<Exit> {
             let v = n.version().unwrap_or_else(|e| format!("version unknown: {e}"));
             Check { what: "ncu", ok: true, detail: format!("{v} at {}", n.path.display()), fix: None }
         }
-        Err(e) => Check { what: "ncu", ok: false, detail: e.to_string(), fix: e.hint().map(str::to_string) },
+        // Only profiling needs ncu: analysis reads reports natively.
+        Err(e) => Check {
+            what: "ncu",
+            ok: false,
+            detail: format!("{e} (needed only to profile: `run --backend ncu`, `profile`)"),
+            fix: e.hint().map(str::to_string),
+        },
+    });
+    checks.push(Check {
+        what: "reports",
+        ok: true,
+        detail: format!(
+            ".ncu-rep/.ncu-repz (format version {}) are read natively: `analyze` and `check` need no ncu",
+            crate::report::ncu_rep::FORMAT_VERSION
+        ),
+        fix: None,
     });
     let gpus = common.gpus();
     match gpus {

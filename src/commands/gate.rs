@@ -12,11 +12,13 @@ use crate::results::Results;
 use crate::settings::{BaselineSettings, CheckCommand, Common};
 
 fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
+    let find_ncu = || common.ncu();
     let reader = Reader {
         catalogue: &common.catalogue,
         derivation: &common.derivation,
         grouping: Grouping::PerKernel,
-        ncu: common.ncu(),
+        rep_reader: common.rep_reader,
+        ncu: &find_ncu,
     };
     paths.iter().map(|p| reader.read(p)).collect()
 }

@@ -31,8 +31,16 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let profiled = ncu.profile(&request, &mut echo)?;
     let report = dir.file("report.ncu-rep");
     std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
-    let reader =
-        Reader { catalogue: &common.catalogue, derivation: &common.derivation, grouping: s.grouping, ncu: Ok(ncu) };
+    // Read natively: no `ncu --import` process (ncu only for a format version the reader
+    // does not know, or under `--reader ncu`).
+    let find_ncu = || Ok(ncu.clone());
+    let reader = Reader {
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        grouping: s.grouping,
+        rep_reader: common.rep_reader,
+        ncu: &find_ncu,
+    };
     let mut results = reader.read(&report)?;
     results.provenance.backend = "ncu".into();
     let settings = &mut results.provenance.settings;

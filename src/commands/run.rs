@@ -96,8 +96,13 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     let mut results = Results::new(prov, Vec::new());
     let mut failed: Vec<Error> = Vec::new();
-    let profiler =
-        Profiler { ncu: &ncu, catalogue: &common.catalogue, derivation: &common.derivation, settings: &s.profiler };
+    let profiler = Profiler {
+        ncu: &ncu,
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        settings: &s.profiler,
+        rep_reader: common.rep_reader,
+    };
     for b in &built {
         match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
             Ok(m) => {

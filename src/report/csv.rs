@@ -23,7 +23,8 @@ pub enum Keep {
 }
 
 impl Keep {
-    fn wants(&self, name: &str) -> bool {
+    /// Whether a metric of this name is kept (the native reader filters with it too).
+    pub fn wants(&self, name: &str) -> bool {
         match self {
             Keep::All => true,
             Keep::Only(set) => set.contains(name) || LAUNCH_FACTS.contains(&name),

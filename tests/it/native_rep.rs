@@ -15,7 +15,7 @@ use coalprof::report::units::{scale, Scale};
 use coalprof::report::{LaunchRecord, Value};
 use serde_json::Value as Json;
 
-use crate::util::{ncu_rep_fixtures, real_ncu, real_ncu_report, root};
+use crate::util::{coalprof, ncu_rep_fixtures, real_ncu, real_ncu_report, root};
 
 fn name(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().into_owned()
@@ -102,7 +102,9 @@ fn every_fixture_reads_like_ncu_report() {
             if let Some(size) = em.get("launch__block_size").and_then(|m| m["value"].as_f64()) {
                 assert_eq!(product(r.block), Some(size as u64), "{at}: block {:?}", r.block);
             }
-            if let (Some(x), Some(y), Some(z)) = (dim("launch__grid_dim_x"), dim("launch__grid_dim_y"), dim("launch__grid_dim_z")) {
+            if let (Some(x), Some(y), Some(z)) =
+                (dim("launch__grid_dim_x"), dim("launch__grid_dim_y"), dim("launch__grid_dim_z"))
+            {
                 assert_eq!(r.grid, Some([x, y, z]), "{at}: grid");
             }
             // Instanced metrics: every PC-correlated one, element by element.
@@ -151,7 +153,8 @@ fn ncu_raw_csv(ncu: &Path, report: &Path) -> Result<String, String> {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || !text.contains("\"ID\"") {
-        let why: String = String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default().chars().take(120).collect();
+        let why: String =
+            String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default().chars().take(120).collect();
         return Err(format!("exit {:?}: {why}", out.status.code()));
     }
     Ok(text)
@@ -227,4 +230,115 @@ fn every_fixture_ncu_2022_3_can_import_reads_like_its_raw_csv() {
     eprintln!("{} reports equal to ncu 2022.3's raw CSV ({values} values): {compared:?}", compared.len());
     // 2019–2023.1 reports: ncu 2022.3 reads ten of the fifteen.
     assert!(compared.len() >= 10, "{compared:?}");
+}
+
+/// A fake ncu that records that it ran (and, for `--import`, prints `csv`).
+fn marker_ncu(dir: &Path, csv: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let marker = dir.join("ncu-ran");
+    let script = dir.join("ncu");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\ncase \"$1\" in --version) echo 'Version 2022.3.0.0 (build 0)';; \
+             --import) cat '{}';; esac\n",
+            marker.display(),
+            csv.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, marker)
+}
+
+#[test]
+fn analyze_reads_every_fixture_without_ncu_and_never_looks_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ncu, marker) = marker_ncu(dir.path(), Path::new("/dev/null"));
+    for path in ncu_rep_fixtures() {
+        let out = coalprof()
+            .env("COALPROF_NCU", &ncu)
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(dir.path())
+            .args(["-v", "analyze", "--format", "json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {e}", name(&path));
+        assert!(!e.contains("using ncu"), "{}: looked for ncu: {e}", name(&path));
+        let v: Json = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(!v["rows"].as_array().unwrap().is_empty(), "{}", name(&path));
+    }
+    assert!(!marker.exists(), "ncu ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+}
+
+/// `analyze --format json --per-launch` rows of `path` with one reader.
+fn analyzed(path: &Path, ncu: &Path, reader: &str) -> Json {
+    let out = coalprof()
+        .env("COALPROF_NCU", ncu)
+        .args(["analyze", "--per-launch", "--format", "json", "--reader", reader])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{} ({reader}): {}", name(path), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Json>(&out.stdout).unwrap()["rows"].clone()
+}
+
+#[test]
+fn both_readers_give_the_same_analysis() {
+    let Some(ncu) = real_ncu("both_readers_give_the_same_analysis") else { return };
+    let mut compared = 0;
+    for path in ncu_rep_fixtures() {
+        if ncu_raw_csv(&ncu, &path).is_err() {
+            continue; // too new for ncu 2022.3 (every_fixture_ncu_2022_3… says which)
+        }
+        let (native, imported) = (analyzed(&path, &ncu, "native"), analyzed(&path, &ncu, "ncu"));
+        let (native, imported) = (native.as_array().unwrap(), imported.as_array().unwrap());
+        assert_eq!(native.len(), imported.len(), "{}", name(&path));
+        for (a, b) in native.iter().zip(imported) {
+            let at = format!("{} {}", name(&path), a["kernel"]);
+            assert_eq!((&a["kernel"], &a["launches"], &a["id"]), (&b["kernel"], &b["launches"], &b["id"]), "{at}");
+            if !b["grid"].is_null() {
+                assert_eq!((&a["grid"], &a["block"]), (&b["grid"], &b["block"]), "{at}");
+            }
+            let (am, bm) = (a["metrics"].as_object().unwrap(), b["metrics"].as_object().unwrap());
+            assert_eq!(am.keys().collect::<Vec<_>>(), bm.keys().collect::<Vec<_>>(), "{at}: metric keys");
+            for (k, x) in am {
+                let (x, y) = (x.as_f64().unwrap(), bm[k].as_f64().unwrap());
+                // The CSV rounds to two decimals in ncu's base unit; derived metrics carry that.
+                assert!(close(x, y, 0.0) || (x - y).abs() <= 1e-3 * x.abs().max(y.abs()), "{at}: {k} {x} vs {y}");
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 10, "{compared}");
+}
+
+#[test]
+fn an_unknown_format_version_falls_back_to_ncu_import_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes =
+        std::fs::read(crate::util::fixture("ncu-rep/microgpusim_vectoradd_102400_32_gtx1080_2019.ncu-rep")).unwrap();
+    // The file header `08 07` (field 1 = version 7) right after the magic and its length.
+    assert_eq!(&bytes[8..10], &[0x08, 0x07]);
+    bytes[9] = 0x08;
+    let report = dir.path().join("v8.ncu-rep");
+    std::fs::write(&report, &bytes).unwrap();
+    let csv =
+        crate::util::fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
+    let (ncu, marker) = marker_ncu(dir.path(), &csv);
+    let out = coalprof().env("COALPROF_NCU", &ncu).args(["analyze", "--format", "json"]).arg(&report).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{e}");
+    assert!(e.contains("format version 8") && e.contains("ncu --import"), "{e}");
+    assert!(std::fs::read_to_string(&marker).unwrap().contains("--import"));
+    let v: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"][0]["kernel"], "void vecAdd<float>(float*,float*,float*,int)");
+    // Without any ncu: exit 4, saying why ncu was wanted.
+    let out =
+        coalprof().env("PATH", "/usr/bin:/bin").current_dir(dir.path()).arg("analyze").arg(&report).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{e}");
+    assert!(e.contains("format version 8") && e.contains("needs ncu"), "{e}");
 }

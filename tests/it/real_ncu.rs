@@ -1,5 +1,6 @@
 //! Tests through the real ncu 2022.3 (installed project-locally by scripts/install-tools.sh):
-//! metric names against its catalogue, `--import` of real reports, and no ncu at all.
+//! metric names against its catalogue, `--reader ncu` (`--import`) of real reports, and no ncu
+//! at all. The native reader is tested in native_rep.rs.
 
 use std::collections::HashSet;
 
@@ -40,7 +41,7 @@ fn analyze_imports_real_reports_through_the_real_ncu() {
     ] {
         let out = coalprof()
             .env("COALPROF_NCU", &path)
-            .args(["analyze", "--per-launch", "--format", "json"])
+            .args(["analyze", "--reader", "ncu", "--per-launch", "--format", "json"])
             .arg(fixture(&format!("ncu-rep/{report}")))
             .ok_stdout();
         let v = json(&out);
@@ -52,7 +53,7 @@ fn analyze_imports_real_reports_through_the_real_ncu() {
     // The same numbers as the CSV this ncu printed for it (the fixture).
     let out = coalprof()
         .env("COALPROF_NCU", &path)
-        .args(["analyze", "--format", "json"])
+        .args(["analyze", "--reader", "ncu", "--format", "json"])
         .arg(fixture("ncu-rep/microgpusim_vectoradd_102400_32_gtx1080_2019.ncu-rep"))
         .output()
         .unwrap();
@@ -64,7 +65,7 @@ fn a_report_newer_than_ncu_names_both_versions() {
     let Some(path) = real_ncu("a_report_newer_than_ncu") else { return };
     let out = coalprof()
         .env("COALPROF_NCU", &path)
-        .arg("analyze")
+        .args(["analyze", "--reader", "ncu"])
         .arg(fixture("ncu-rep/muellernico_raytracing_baseline1_rtx4080_ncu2024_3.ncu-rep"))
         .output()
         .unwrap();
@@ -74,11 +75,11 @@ fn a_report_newer_than_ncu_names_both_versions() {
 }
 
 #[test]
-fn a_report_without_any_ncu_exits_4_with_a_hint() {
+fn reader_ncu_without_any_ncu_exits_4_with_a_hint() {
     let out = coalprof()
         .env("PATH", "/usr/bin:/bin")
         .current_dir(std::env::temp_dir())
-        .arg("analyze")
+        .args(["analyze", "--reader", "ncu"])
         .arg(fixture("ncu-rep/microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep"))
         .output()
         .unwrap();

@@ -103,6 +103,8 @@ fn doctor_says_what_is_missing_with_the_fix() {
     assert_eq!(out.status.code(), Some(4), "{text}");
     assert!(text.contains("MISS nvcc") && text.contains("MISS ncu") && text.contains("MISS GPU"), "{text}");
     assert!(text.matches("fix: ").count() >= 3, "{text}");
+    // A missing ncu is a problem for profiling only: reports are read without it.
+    assert!(text.contains("needed only to profile") && text.contains("ok   reports"), "{text}");
 }
 
 #[test]

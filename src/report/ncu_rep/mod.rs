@@ -146,7 +146,9 @@ impl Launches {
             self.names.extend(t.strings.into_iter().map(Arc::from));
         }
         for v in h.session_details.iter().flat_map(|s| &s.version_info) {
-            if v.provider == "Nsight Compute Target" || (self.ncu_version.is_none() && v.provider.contains("Nsight Compute")) {
+            if v.provider == "Nsight Compute Target"
+                || (self.ncu_version.is_none() && v.provider.contains("Nsight Compute"))
+            {
                 self.ncu_version = v.version.split_whitespace().next().map(str::to_string);
             }
         }
@@ -170,7 +172,10 @@ impl Launches {
                 }
                 let len = self.framing.required_length(what)?;
                 if self.framing.offset() + u64::from(len) > payload_end {
-                    return Err(ReadError::at(at, format!("{what} of {len} bytes runs past the end of its block's payload")));
+                    return Err(ReadError::at(
+                        at,
+                        format!("{what} of {len} bytes runs past the end of its block's payload"),
+                    ));
                 }
                 match what {
                     "a source" => {
@@ -216,7 +221,10 @@ impl Launches {
             let (offset, max) = (front.offset, max.unwrap_or_default());
             return Some(Err(ReadError::at(
                 offset,
-                format!("a result names metric #{max}, but the report's string table has only {} names", self.names.len()),
+                format!(
+                    "a result names metric #{max}, but the report's string table has only {} names",
+                    self.names.len()
+                ),
             )));
         }
         let p = self.pending.pop_front()?;

@@ -195,7 +195,11 @@ fn nvtx_label(n: &NvtxState) -> Option<String> {
                     Some(m) if m.kind == 2 => ("UNICODE", m.text),
                     _ => ("none", "none".to_string()),
                 };
-                ranges.push(format!("\"{}:{}:none:none:{clr_type}:{color}:{msg_type}:{msg}\"", domain(d.domain_id), r.name));
+                ranges.push(format!(
+                    "\"{}:{}:none:none:{clr_type}:{color}:{msg_type}:{msg}\"",
+                    domain(d.domain_id),
+                    r.name
+                ));
             }
         }
         if !ranges.is_empty() {
