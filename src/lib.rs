@@ -58,6 +58,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Run(s) => commands::run::run(&common, s),
         Settings::Profile(s) => commands::profile::run(&common, s),
         Settings::Analyze(s) => commands::analyze::run(&common, s),
+        Settings::Lines(s) => commands::lines::run(&common, s),
         Settings::Build(s) => commands::build::run(&common, s),
         Settings::Report(run) => commands::report::run(&common, run),
         Settings::Model(m) => commands::model::run(&common, m),

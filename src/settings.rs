@@ -107,6 +107,13 @@ impl Env {
     }
 }
 
+pub struct LinesSettings {
+    pub reports: Vec<PathBuf>,
+    pub options: crate::lines::Options,
+    pub source_root: PathBuf,
+    pub sarif: Option<PathBuf>,
+}
+
 pub struct AnalyzeSettings {
     pub files: Vec<PathBuf>,
     pub grouping: Grouping,
@@ -159,6 +166,7 @@ pub enum Settings {
     Run(RunSettings),
     Profile(ProfileSettings),
     Analyze(AnalyzeSettings),
+    Lines(LinesSettings),
     Build(BuildSettings),
     Report(PathBuf),
     Model(ModelSettingsCmd),
@@ -224,6 +232,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out))?),
         Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out))?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
+        Command::Lines(a) => Settings::Lines(lines(a, env)?),
         Command::Build(a) => Settings::Build(BuildSettings {
             patterns: patterns(&a.patterns)?,
             archs: a.arch.iter().map(|s| parse_arch(s)).collect::<Result<_>>()?,
@@ -306,6 +315,28 @@ fn profile(a: &ProfileArgs, out_base: PathBuf) -> Result<ProfileSettings> {
         out_base,
         program: PathBuf::from(program),
         args: args.to_vec(),
+    })
+}
+
+fn lines(a: &crate::cli::LinesArgs, env: &Env) -> Result<LinesSettings> {
+    let kernel = a
+        .kernel
+        .as_deref()
+        .map(|k| regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}"))))
+        .transpose()?;
+    let by = match a.by {
+        crate::cli::ByArg::Line => crate::lines::By::Line,
+        crate::cli::ByArg::Instruction => crate::lines::By::Instruction,
+    };
+    let source_root = a.source_root.clone().unwrap_or_else(|| env.cwd.clone());
+    if !source_root.is_dir() {
+        return Err(Error::usage(format!("`--source-root {}` is not a folder", source_root.display())));
+    }
+    Ok(LinesSettings {
+        reports: a.reports.clone(),
+        options: crate::lines::Options { kernel, top: (a.top > 0).then_some(a.top), per_launch: a.per_launch, by },
+        source_root,
+        sarif: a.sarif.clone(),
     })
 }
 

@@ -6,6 +6,7 @@ pub mod build;
 pub mod check;
 pub mod doctor;
 pub mod gate;
+pub mod lines;
 pub mod model;
 pub mod patterns;
 pub mod profile;

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use gimli::{EndianSlice, LittleEndian, Relocate, RelocateReader};
 use object::elf;
-use object::read::elf::{FileHeader, SectionHeader};
+use object::read::elf::{FileHeader, SectionHeader, Sym as _};
 
 /// Where the tag of a relocated address starts: SASS offsets stay far below 2^40.
 const TAG_SHIFT: u32 = 40;
@@ -103,25 +103,27 @@ impl Cubin {
         // the function symbol, whose section is the function.
         let mut tags = Tags::default();
         let symbols = sections.symbols(endian, data, elf::SHT_SYMTAB).ok();
+        // (function index + 1, the symbol's value): a cubin as ncu keeps it may be loaded, its
+        // relocations applied, so the table holds `value + offset` and symbols their addresses.
         let function_of = |sym: u32| {
             let symbols = symbols.as_ref()?;
             let s = symbols.symbol(object::SymbolIndex(sym as usize)).ok()?;
             let name = symbols.symbol_name(endian, s).ok()?;
-            by_name.get(&*String::from_utf8_lossy(name)).map(|&f| f as u64 + 1)
+            by_name.get(&*String::from_utf8_lossy(name)).map(|&f| (f as u64 + 1, s.st_value(endian)))
         };
         for s in sections.iter() {
             match sections.section_name(endian, s) {
                 Ok(b".rel.debug_line") => match s.rel(endian, data) {
-                    Ok(Some((rels, _))) => tags.0.extend(
-                        rels.iter()
-                            .filter_map(|r| Some((r.r_offset.get(endian) as usize, function_of(r.r_sym(endian))?, 0))),
-                    ),
+                    Ok(Some((rels, _))) => tags.0.extend(rels.iter().filter_map(|r| {
+                        let (f, value) = function_of(r.r_sym(endian))?;
+                        Some((r.r_offset.get(endian) as usize, f, 0, value))
+                    })),
                     _ => cubin.notices.push("the cubin's `.rel.debug_line` is unreadable".into()),
                 },
                 Ok(b".rela.debug_line") => match s.rela(endian, data) {
                     Ok(Some((relas, _))) => tags.0.extend(relas.iter().filter_map(|r| {
-                        let f = function_of(r.r_sym(endian, false))?;
-                        Some((r.r_offset.get(endian) as usize, f, r.r_addend.get(endian)))
+                        let (f, value) = function_of(r.r_sym(endian, false))?;
+                        Some((r.r_offset.get(endian) as usize, f, r.r_addend.get(endian), value))
                     })),
                     _ => cubin.notices.push("the cubin's `.rela.debug_line` is unreadable".into()),
                 },
@@ -208,17 +210,21 @@ pub fn base_name(kernel: &str) -> &str {
     head.rsplit(' ').next().unwrap_or(head).trim()
 }
 
-/// `.rel(a).debug_line` as (operand offset, function index + 1, addend), sorted; the function is
-/// applied as the address's high bits, so every row says which function it belongs to.
+/// `.rel(a).debug_line` as (operand offset, function index + 1, addend, symbol value), sorted;
+/// the function is applied as the address's high bits, so every row says which function it
+/// belongs to, and the address becomes an offset into the function.
 #[derive(Debug, Clone, Default)]
-struct Tags(Vec<(usize, u64, i64)>);
+struct Tags(Vec<(usize, u64, i64, u64)>);
 
 impl Relocate for &Tags {
     fn relocate_address(&self, offset: usize, value: u64) -> gimli::Result<u64> {
         match self.0.binary_search_by_key(&offset, |t| t.0) {
             Ok(i) => {
-                let (_, function, addend) = self.0[i];
-                let offset = value.wrapping_add_signed(addend) & ((1 << TAG_SHIFT) - 1);
+                let (_, function, addend, symbol) = self.0[i];
+                // Applied already (loaded: value = symbol + offset), or not (value = addend).
+                let offset =
+                    if symbol > 0 && value >= symbol { value - symbol } else { value.wrapping_add_signed(addend) };
+                let offset = offset & ((1 << TAG_SHIFT) - 1);
                 Ok((function << TAG_SHIFT) | offset)
             }
             Err(_) => Ok(value),

@@ -1,0 +1,136 @@
+//! SARIF 2.1.0 for GitHub code scanning: one result per wasteful source line, on three rules
+//! (uncoalesced global load, uncoalesced global store, shared-memory bank conflict), with the
+//! numbers and the fix in the message, the repository-relative path and line, and a fingerprint
+//! that survives re-runs (rule, kernel, path and the line's code; not its number, so an edit
+//! above it does not turn it into a new alert).
+//!
+//! GitHub's accepted subset and limits are followed: `tool.driver.rules` with short, full and
+//! help texts; one location per result; at most [`MAX_RESULTS`] results, worst first.
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::diagnose::Waste;
+use super::{LineReport, LineRow};
+use crate::render::thousands;
+
+/// GitHub keeps only the top 5,000 results of a run.
+pub const MAX_RESULTS: usize = 5000;
+
+/// The SARIF level of a finding: `error` where a gate rule fails it, else `warning`.
+pub type Level<'a> = &'a dyn Fn(&LineRow) -> &'static str;
+
+/// The SARIF log of `report`'s findings (rows with a waste and a source line).
+pub fn sarif(report: &LineReport, level: Level) -> Value {
+    let rules: Vec<Value> = Waste::ALL
+        .iter()
+        .map(|w| {
+            json!({
+                "id": w.id(),
+                "name": w.name(),
+                "shortDescription": { "text": w.title() },
+                "fullDescription": { "text": w.description() },
+                "help": { "text": w.help(), "markdown": w.help() },
+                "defaultConfiguration": { "level": "warning" },
+                "properties": {
+                    "tags": ["performance", "cuda", if *w == Waste::BankConflict { "shared-memory" } else { "memory-coalescing" }],
+                    "precision": "high",
+                    "problem.severity": "warning"
+                }
+            })
+        })
+        .collect();
+    let mut findings: Vec<&LineRow> =
+        report.rows.iter().filter(|r| r.waste.is_some() && r.line.is_some() && r.file.is_some()).collect();
+    findings.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+    let results: Vec<Value> = findings.into_iter().take(MAX_RESULTS).map(|r| result(r, level)).collect();
+    let arch = report.arch.as_deref().unwrap_or("unknown");
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "coalprof",
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/coalprof/coalprof",
+                "rules": rules
+            }},
+            "automationDetails": { "id": format!("coalprof/{arch}/") },
+            "results": results
+        }]
+    })
+}
+
+/// What ranks findings: excess sectors, else excess shared wavefronts.
+fn weight(r: &LineRow) -> f64 {
+    r.excess_sectors.filter(|&e| e > 0.0).or(r.shared_excess_wavefronts).unwrap_or(0.0)
+}
+
+fn result(r: &LineRow, level: Level) -> Value {
+    let waste = r.waste.expect("only findings are results");
+    let index = Waste::ALL.iter().position(|w| *w == waste).unwrap_or(0);
+    let uri = r.path.clone().unwrap_or_else(|| file_uri(r.file.as_deref().unwrap_or_default()));
+    let mut numbers = Vec::new();
+    if let (Some(spr), Some(ideal)) = (r.sectors_per_request, r.ideal_sectors_per_request) {
+        numbers.push(format!("{spr:.1} sectors/request (ideal {ideal:.1})"));
+    }
+    if let Some(e) = r.excess_sectors.filter(|&e| e > 0.0) {
+        let share = r.excess_share.map(|s| format!(" ({:.0}% of the kernel's excess)", s * 100.0)).unwrap_or_default();
+        numbers.push(format!("{} excess L2 sectors{share}", thousands(e.round() as i128)));
+    }
+    if let (Some(w), Some(i)) = (r.shared_wavefronts, r.shared_ideal_wavefronts) {
+        if w > i {
+            numbers.push(format!("{} shared wavefronts for an ideal {}", thousands(w as i128), thousands(i as i128)));
+        }
+    }
+    let text = format!(
+        "{}: {}. {}. Fix: {}",
+        r.kernel,
+        numbers.join("; "),
+        r.diagnosis.as_deref().unwrap_or(waste.title()),
+        waste.help()
+    );
+    let fingerprint = {
+        let mut h = Sha256::new();
+        for part in [waste.id(), &r.kernel, &uri, r.source.as_deref().unwrap_or_default()] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    json!({
+        "ruleId": waste.id(),
+        "ruleIndex": index,
+        "level": level(r),
+        "message": { "text": text },
+        "locations": [{ "physicalLocation": {
+            "artifactLocation": { "uri": uri },
+            "region": { "startLine": r.line.unwrap_or(1) }
+        }}],
+        "partialFingerprints": { "coalprofLine/v1": fingerprint },
+        "properties": {
+            "kernel": r.kernel,
+            "excess_sectors": r.excess_sectors,
+            "sectors_per_request": r.sectors_per_request,
+            "shared_wavefronts": r.shared_wavefronts,
+            "shared_ideal_wavefronts": r.shared_ideal_wavefronts
+        }
+    })
+}
+
+/// An absolute path the checkout does not hold, as a `file://` URI (GitHub rewrites those
+/// under its checkout path); a relative one stays as it is.
+fn file_uri(path: &str) -> String {
+    if path.starts_with('/') {
+        let escaped: String = path
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        format!("file://{escaped}")
+    } else {
+        path.to_string()
+    }
+}
