@@ -8,8 +8,8 @@
 //! (see [`Tags`]) and splits the rows by tag. (`.nv_debug_line_sass` is the same kind of program
 //! but maps SASS to lines of the embedded PTX, which is not what a review wants.)
 //!
-//! Rows are looked up as `nvdisasm -g` prints them: an instruction takes the last row at or before
-//! its offset in its function's sequence. Lines from inlined functions are the inlined (innermost)
+//! An instruction takes the row at the greatest address at or before its offset in its
+//! function's sequence (the first of several at one address, as ncu does). Lines from inlined functions are the inlined (innermost)
 //! line, as in ncu's source page. Anything malformed is a notice, never a panic.
 
 use std::collections::HashMap;
@@ -158,14 +158,26 @@ impl Cubin {
         }
     }
 
-    /// The source location of SASS offset `offset` in `f`, if its line table has one.
+    /// The source location of SASS offset `offset` in `f`, if its line table has one. Where
+    /// several rows share the address (an inlined call and the line inside it), the first one
+    /// counts, as in ncu's source view (`ncu_report`'s `source_info`); nvdisasm prints the last.
     pub fn location(&self, f: &Function, offset: u64) -> Option<Location> {
-        let i = f.rows.partition_point(|r| r.0 <= offset).checked_sub(1)?;
-        let (_, file, line) = f.rows[i];
-        if line == 0 || (f.size > 0 && offset >= f.size) {
-            return None;
+        self.locations_at(f, offset).into_iter().next()
+    }
+
+    /// Every row at the address that covers `offset`, in line-program order.
+    pub fn locations_at(&self, f: &Function, offset: u64) -> Vec<Location> {
+        let Some(last) = f.rows.partition_point(|r| r.0 <= offset).checked_sub(1) else { return Vec::new() };
+        if f.size > 0 && offset >= f.size {
+            return Vec::new();
         }
-        Some(Location { file: self.files.get(file as usize)?.clone(), line })
+        let address = f.rows[last].0;
+        let first = f.rows.partition_point(|r| r.0 < address);
+        f.rows[first..=last]
+            .iter()
+            .filter(|r| r.2 > 0)
+            .filter_map(|&(_, file, line)| Some(Location { file: self.files.get(file as usize)?.clone(), line }))
+            .collect()
     }
 }
 
@@ -295,14 +307,14 @@ fn file_name<R: gimli::Reader>(header: &gimli::LineProgramHeader<R>, index: u64)
         _ => None,
     };
     let name = text(entry.path_name())?;
-    if name.starts_with('/') {
-        return Some(name);
-    }
-    // As ncu and nvdisasm print it: `int.jl`, not `./int.jl`.
-    match entry.directory(header).and_then(text) {
-        Some(dir) if !dir.is_empty() && dir != "." => Some(format!("{}/{name}", dir.trim_end_matches('/'))),
-        _ => Some(name),
-    }
+    // As ncu prints it: `int.jl`, not `./int.jl`; `a/./b` as `a/b`.
+    let joined = match entry.directory(header).and_then(text) {
+        Some(dir) if !dir.is_empty() && !name.starts_with('/') => format!("{}/{name}", dir.trim_end_matches('/')),
+        _ => name,
+    };
+    let absolute = joined.starts_with('/');
+    let parts: Vec<&str> = joined.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    Some(format!("{}{}", if absolute { "/" } else { "" }, parts.join("/")))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod faults;
 mod kernels;
+mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
 mod lines_cubin; // the cubin line-table reader against nvcc + nvdisasm
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
