@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 #! Orchestration overhead: the time coalprof spends outside its child processes, from its own
 #! trace (`-v` logs "time: … in child processes, … in coalprof itself"). Without a GPU the
-#! profiling step is a fake ncu that replays a real report (tests/fixtures/ncu-rep) while the
-#! import goes through the real ncu 2022.3; on a GPU machine pass `--real` to time
+#! profiling step is a fake ncu that replays a real report (tests/fixtures/ncu-rep), which
+#! coalprof then reads natively (`--version` goes to the real ncu 2022.3); on a GPU machine pass `--real` to time
 #! `coalprof run --pattern stride` instead.
 #! Usage: scripts/bench-overhead.sh [--real] [REPEATS]
 set -euo pipefail

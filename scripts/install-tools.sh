@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 #! Installs the CUDA tools coalprof's tests need into the project's own `.tools/`:
-#! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI and the real ncu 2022.3
-#! from Debian's non-free `nsight-compute-target` package. No GPU, no root install.
+#! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI, the real ncu 2022.3
+#! from Debian's non-free `nsight-compute-target` package, and NVIDIA's `ncu_report` Python
+#! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
+#! coalprof itself). No GPU, no root install.
 #! Idempotent: each step is skipped when its result is already there. See ../shared/docs/toolchain.md.
 set -euo pipefail
 
@@ -24,6 +26,16 @@ fi
 cuda_home="$(ls -d "$cuda_venv"/lib/python3*/site-packages/nvidia/cu* | head -n1)"
 # A stable path for everything else (coalprof looks for .tools/cuda-home/bin/nvcc).
 ln -sfn "$cuda_home" "$tools/cuda-home"
+
+# --- ncu_report, from PyPI: the oracle tests/it/native_rep.rs reads every fixture with -------
+report_venv="$tools/ncu-report"
+if ! "$report_venv/bin/python" -c 'import ncu_report' >/dev/null 2>&1; then
+    log "installing NVIDIA's ncu_report module from PyPI into $report_venv"
+    python3 -m venv "$report_venv"
+    "$report_venv/bin/pip" install -q --disable-pip-version-check ncu-report
+else
+    log "ncu_report already present"
+fi
 
 # --- ncu 2022.3, from Debian bookworm non-free -----------------------------------------------
 ncu_root="$tools/ncu/root"
@@ -56,3 +68,4 @@ ln -sfn "$ncu_bin" "$tools/bin/ncu"
 
 log "nvcc: $("$tools/cuda-home/bin/nvcc" --version | tail -n1)"
 log "ncu:  $(HOME="${HOME:-$tools}" "$tools/bin/ncu" --version | tail -n1)"
+log "ncu_report: $("$report_venv/bin/python" -c 'import ncu_report; print(ncu_report.__file__)')"

@@ -30,18 +30,22 @@ pub fn kind(path: &Path) -> Result<Kind> {
     if path == Path::new("-") {
         return Ok(Kind::Csv);
     }
+    // By name: a report that is not one (wrong magic, a directory, not zstd) gets the report
+    // reader's error, which says what it should have been and where it is not.
+    let named_report =
+        path.extension().is_some_and(|e| e == "ncu-rep" || e == "ncu-repz" || e == "nsight-cuprof-report");
+    if named_report {
+        return Ok(Kind::NcuRep);
+    }
     if path.is_dir() {
         return Ok(Kind::RunDir);
     }
     let mut head = [0u8; 64];
     let n = File::open(path)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+        .map_err(|e| Error::input(path, format!("byte 0: cannot read: {e}")))?;
     let head = &head[..n];
-    // A `.ncu-repz` by name goes to the report reader even when it is not zstd, so that the
-    // error says what it should have been.
-    let repz = path.extension().is_some_and(|e| e == "ncu-repz");
-    if head.starts_with(MAGIC) || head.starts_with(ZSTD_MAGIC) || repz {
+    if head.starts_with(MAGIC) || head.starts_with(ZSTD_MAGIC) {
         return Ok(Kind::NcuRep);
     }
     let text = String::from_utf8_lossy(head);
@@ -112,15 +116,8 @@ impl Reader<'_> {
             }
             Err(e) => return Err(Error::input(path, e.to_string())),
         };
-        let keep = self.keep();
-        let mut launches = launches;
-        let records = launches.by_ref().map(|l| {
-            l.map(|l| {
-                let mut r = l.record;
-                r.metrics.retain(|(n, _)| keep.wants(n));
-                r
-            })
-        });
+        let mut launches = launches.records_only(self.keep());
+        let records = launches.by_ref().map(|l| l.map(|l| l.record));
         let mut r = self.results(records, path).map_err(|e| match e {
             RowsError::Read(e) => Error::input(path, e.to_string()),
             RowsError::Other(e) => e,

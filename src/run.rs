@@ -215,15 +215,11 @@ fn report_records(
     stem: &str,
 ) -> Result<Vec<LaunchRecord>> {
     if rep_reader == RepReader::Native {
-        match ncu_rep::read_launches(report) {
-            Ok(r) => {
-                let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
-                let records = r.launches.into_iter().map(|l| {
-                    let mut rec = l.record;
-                    rec.metrics.retain(|(n, _)| keep.wants(n));
-                    rec
-                });
-                return Ok(records.collect());
+        let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
+        match ncu_rep::open(report).map(|l| l.records_only(keep)) {
+            Ok(launches) => {
+                let records = launches.map(|l| l.map(|l| l.record)).collect::<std::result::Result<Vec<_>, _>>();
+                return records.map_err(|e| Error::input(report, e.to_string()));
             }
             Err(ReadError::UnknownVersion { version }) => tracing::warn!(
                 "{}: report format version {version} is not one the native reader knows; reading it with `ncu --import`",

@@ -88,6 +88,7 @@ pub struct SourceCounters {
     /// `launch__function_pcs`: the kernel's first PC, so `pc - function_pc` is the SASS offset.
     pub function_pc: Option<u64>,
     /// Instanced metrics by name (`memory_l2_theoretical_sectors_global`, `inst_executed`, …): (absolute PC, value).
+    #[allow(clippy::type_complexity)] // the shape the per-line attribution (#13) is written against
     pub instanced: Vec<(Arc<str>, Vec<(u64, f64)>)>,
     /// The module's cubin (an ELF), from `SourceData.Binary`, resolved through references to earlier blocks.
     pub cubin: Option<Arc<[u8]>>,

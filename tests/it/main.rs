@@ -13,6 +13,7 @@ mod plots; // plots in a run folder, linked from results.md and `report --format
 mod profile;
 mod real_ncu;
 mod robust;
+mod robust_rep; // the native .ncu-rep reader against bad, truncated and mutated reports
 mod run;
 mod snapshots_out;
 mod util;

@@ -60,6 +60,10 @@ fn every_fixture_reads_like_ncu_report() {
         let expected = oracle["launches"].as_array().unwrap();
         let got = native(path);
         assert_eq!(got.len(), expected.len(), "{f}: launch count");
+        // The lean decode `analyze` uses gives the same records.
+        let lean: Vec<LaunchRecord> =
+            ncu_rep::open(path).unwrap().records_only(Keep::All).map(|l| l.unwrap().record).collect();
+        assert!(lean.iter().eq(got.iter().map(|g| &g.record)), "{f}: records_only differs from the full read");
         for (i, (g, e)) in got.iter().zip(expected).enumerate() {
             let at = format!("{f} launch {i}");
             let r = &g.record;
@@ -341,4 +345,18 @@ fn an_unknown_format_version_falls_back_to_ncu_import_and_says_so() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{e}");
     assert!(e.contains("format version 8") && e.contains("needs ncu"), "{e}");
+}
+
+#[test]
+fn a_zstd_compressed_report_reads_like_the_plain_one() {
+    let plain = crate::util::fixture("ncu-rep/NVIDIA-nsight-training_manual_nvtx_2022.3.0.ncu-rep");
+    let repz = plain.with_extension("ncu-repz");
+    let (a, b) = (native(&plain), native(&repz));
+    assert_eq!(a.len(), b.len());
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!(a.record, b.record);
+        assert_eq!(a.source.cubin, b.source.cubin);
+    }
+    let no_ncu = Path::new("/nonexistent/ncu");
+    assert_eq!(analyzed(&plain, no_ncu, "native"), analyzed(&repz, no_ncu, "native"));
 }

@@ -14,22 +14,22 @@ use serde_json::Value;
 use crate::util::{fixture, json, root};
 
 /// What one run of the binary did.
-struct Outcome {
-    code: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-    timed_out: bool,
+pub(crate) struct Outcome {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: String,
+    pub(crate) timed_out: bool,
 }
 
 impl Outcome {
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("exit {:?}, timed out {}, stderr:\n{}", self.code, self.timed_out, self.stderr)
     }
 }
 
 /// `coalprof analyze PATH ARGS…`, killed after `timeout`. Output goes through files, so a huge
 /// output cannot block the child on a full pipe while we wait.
-fn analyze(path: &Path, args: &[&str], timeout: Duration) -> Outcome {
+pub(crate) fn analyze(path: &Path, args: &[&str], timeout: Duration) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("coalprof"))
@@ -68,11 +68,11 @@ fn analyze(path: &Path, args: &[&str], timeout: Duration) -> Outcome {
     }
 }
 
-const TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The contract for a failure: the exit code, exactly one `error: ` line (holding `needle`),
 /// and no panic.
-fn assert_failure(o: &Outcome, codes: &[i32], needle: &str, what: &str) {
+pub(crate) fn assert_failure(o: &Outcome, codes: &[i32], needle: &str, what: &str) {
     assert!(!o.timed_out, "{what}: hung: {}", o.describe());
     assert!(!o.stderr.contains("panicked"), "{what}: panicked: {}", o.describe());
     assert!(o.code.is_some_and(|c| codes.contains(&c)), "{what}: expected exit {codes:?}: {}", o.describe());
@@ -237,19 +237,19 @@ const SOURCES: &[&str] = &[
 ];
 
 /// xorshift64*: deterministic, no crate.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }

@@ -92,6 +92,53 @@ pub struct ProfileResult {
     pub nvtx: Option<Vec<u8>>,
 }
 
+/// [`ProfileResult`] without what only source counters need (instances, the module): the
+/// decoder skips those bytes without allocating, which is most of the work for `analyze`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProfileResultLean {
+    #[prost(string, tag = "5")]
+    pub mangled: String,
+    #[prost(string, tag = "6")]
+    pub function: String,
+    #[prost(string, tag = "7")]
+    pub demangled: String,
+    #[prost(message, optional, tag = "10")]
+    pub grid: Option<Uint64x3>,
+    #[prost(message, optional, tag = "11")]
+    pub block: Option<Uint64x3>,
+    #[prost(message, repeated, tag = "13")]
+    pub metrics: Vec<MetricResultLean>,
+    #[prost(bytes = "vec", optional, tag = "21")]
+    pub nvtx: Option<Vec<u8>>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MetricResultLean {
+    #[prost(uint32, tag = "1")]
+    pub name_id: u32,
+    #[prost(message, optional, tag = "2")]
+    pub value: Option<MetricValue>,
+}
+
+impl From<ProfileResultLean> for ProfileResult {
+    fn from(r: ProfileResultLean) -> ProfileResult {
+        ProfileResult {
+            mangled: r.mangled,
+            function: r.function,
+            demangled: r.demangled,
+            grid: r.grid,
+            block: r.block,
+            metrics: r
+                .metrics
+                .into_iter()
+                .map(|m| MetricResult { name_id: m.name_id, value: m.value, instances: Vec::new() })
+                .collect(),
+            source: None,
+            nvtx: r.nvtx,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, prost::Message)]
 pub struct Uint64x3 {
     #[prost(uint64, tag = "1")]

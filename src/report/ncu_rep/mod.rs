@@ -18,11 +18,11 @@ pub mod units;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::Arc;
 
 use self::framing::Framing;
-use self::messages::{BlockHeader, FileHeader, ProfileResult, SourceData};
-use self::records::{Context, Module};
+use self::messages::{BlockHeader, FileHeader, ProfileResult, ProfileResultLean, SourceData};
+use self::records::{Context, Module, Name};
+use super::csv::Keep;
 use super::{LaunchRecord, SourceCounters};
 
 pub use self::framing::{MAGIC, ZSTD_MAGIC};
@@ -99,7 +99,9 @@ struct Pending {
 pub struct Launches {
     framing: Framing,
     /// The cumulative string table: indices count from the first block of the file.
-    names: Vec<Arc<str>>,
+    names: Vec<Name>,
+    /// Records only (see [`Launches::records_only`]): metrics filtered, no source counters.
+    keep: Option<Keep>,
     modules: HashMap<u64, Module>,
     pending: VecDeque<Pending>,
     process: Option<String>,
@@ -119,6 +121,7 @@ impl Launches {
         Ok(Launches {
             framing,
             names: Vec::new(),
+            keep: None,
             modules: HashMap::new(),
             pending: VecDeque::new(),
             process: None,
@@ -127,6 +130,13 @@ impl Launches {
             at_end: false,
             failed: false,
         })
+    }
+
+    /// Yield only the launch records, with only the metrics `keep` wants: the instanced values
+    /// and the modules are skipped undecoded (`source` is then empty). What `analyze` reads.
+    pub fn records_only(mut self, keep: Keep) -> Launches {
+        self.keep = Some(keep);
+        self
     }
 
     /// The ncu that wrote the report, once the block that says so has been read (all of them
@@ -143,7 +153,8 @@ impl Launches {
         };
         let h: BlockHeader = self.framing.message_of_len(len, "a block header")?;
         if let Some(t) = h.string_table {
-            self.names.extend(t.strings.into_iter().map(Arc::from));
+            let keep = self.keep.as_ref();
+            self.names.extend(t.strings.into_iter().map(|n| Name::new(n, keep)));
         }
         for v in h.session_details.iter().flat_map(|s| &s.version_info) {
             if v.provider == "Nsight Compute Target"
@@ -178,6 +189,7 @@ impl Launches {
                     ));
                 }
                 match what {
+                    "a source" if self.keep.is_some() => self.framing.skip(u64::from(len), what)?,
                     "a source" => {
                         let s: SourceData = self.framing.message_of_len(len, what)?;
                         let reference = s.reference;
@@ -192,7 +204,11 @@ impl Launches {
                         entry.sm_revision = m.sm_revision.or(entry.sm_revision);
                     }
                     "a result" => {
-                        let result: ProfileResult = self.framing.message_of_len(len, what)?;
+                        let result: ProfileResult = if self.keep.is_some() {
+                            self.framing.message_of_len::<ProfileResultLean>(len, what)?.into()
+                        } else {
+                            self.framing.message_of_len(len, what)?
+                        };
                         let ctx = Context { id: self.next_id, process: self.process.clone() };
                         self.next_id += 1;
                         self.pending.push_back(Pending { result, ctx, offset: at });

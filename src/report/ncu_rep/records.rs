@@ -10,7 +10,8 @@ use prost::Message;
 
 use super::messages::{NvtxState, ProfileResult, SourceData};
 use super::units::ncu_unit;
-use crate::report::units::scale;
+use crate::report::csv::Keep;
+use crate::report::units::{scale, Scale};
 use crate::report::{LaunchRecord, SourceCounters, Value};
 
 /// A module stored whole in some block, found again through its reference.
@@ -64,11 +65,27 @@ pub fn max_name_id(r: &ProfileResult) -> Option<u32> {
     r.metrics.iter().map(|m| m.name_id).max()
 }
 
+/// A metric name of the string table, with what the reader needs to know about it once.
+#[derive(Debug, Clone)]
+pub struct Name {
+    pub name: Arc<str>,
+    pub unit: Scale,
+    /// Whether the caller wants this metric in its records.
+    pub kept: bool,
+}
+
+impl Name {
+    pub fn new(name: String, keep: Option<&Keep>) -> Name {
+        let unit = scale(ncu_unit(&name));
+        Name { kept: keep.is_none_or(|k| k.wants(&name)), name: Arc::from(name), unit }
+    }
+}
+
 /// Build the record. `names` must cover every index (checked by the caller, which also keeps
 /// one `Arc<str>` per name so that records share them).
 pub fn convert(
     r: ProfileResult,
-    names: &[Arc<str>],
+    names: &[Name],
     ctx: Context,
     modules: &HashMap<u64, Module>,
 ) -> (LaunchRecord, SourceCounters) {
@@ -76,8 +93,14 @@ pub fn convert(
     let mut counters = SourceCounters::default();
     let mut instanced = Vec::new();
     for m in r.metrics {
-        let name = names[m.name_id as usize].clone();
-        let unit = scale(ncu_unit(&name));
+        let Name { name, unit, kept } = &names[m.name_id as usize];
+        let (name, unit) = (name.clone(), *unit);
+        if &*name == "launch__function_pcs" {
+            counters.function_pc = m.value.as_ref().and_then(|v| v.integer());
+        }
+        if !kept {
+            continue;
+        }
         let value = match m.value.as_ref() {
             Some(v) => match (&v.string, v.number()) {
                 // Text goes through the CSV parser's own rule, so that a numeric string reads
@@ -92,9 +115,6 @@ pub fn convert(
             },
             None => Value::Missing(String::new()),
         };
-        if &*name == "launch__function_pcs" {
-            counters.function_pc = m.value.as_ref().and_then(|v| v.integer());
-        }
         if !m.instances.is_empty() {
             let pairs: Vec<(u64, f64)> = m
                 .instances
