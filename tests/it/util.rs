@@ -56,6 +56,11 @@ pub fn ncu_rep_fixtures() -> Vec<PathBuf> {
     v
 }
 
+/// Any project-local tool under the checkout (`.tools/sarif/bin/python`), or `None` with a loud notice.
+pub fn tool_path(test: &str, rel: &str) -> Option<PathBuf> {
+    tool(test, rel)
+}
+
 fn tool(test: &str, rel: &str) -> Option<PathBuf> {
     let p = root().join(rel);
     if p.exists() {
