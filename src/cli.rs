@@ -221,6 +221,9 @@ pub struct CheckArgs {
     /// Report only: exit 0 even when the gate fails (outputs unchanged).
     #[arg(long)]
     pub exit_zero: bool,
+    /// Write the wasteful source lines of `.ncu-rep` inputs as SARIF 2.1.0 (GitHub code scanning).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

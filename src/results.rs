@@ -38,6 +38,10 @@ pub struct Row {
     pub variant: Option<String>,
     /// The kernel name as ncu reports it (demangled).
     pub kernel: String,
+    /// For a row of one source line of the kernel (`coalprof check` with `line_*` rules on
+    /// `.ncu-rep` inputs): `kernels/gemm.cu:42`, repository-relative where it resolves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
     /// ncu's result ID for a single launch; null for a row that aggregates launches.
     pub id: Option<u64>,
     /// How many launches this row aggregates (counters summed, ratios of the sums).
@@ -70,6 +74,7 @@ impl Row {
             pattern: None,
             variant: None,
             kernel: kernel.into(),
+            line: None,
             id: None,
             launches: 1,
             grid: None,
@@ -83,11 +88,17 @@ impl Row {
         }
     }
 
-    /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match.
+    /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match. A
+    /// line row adds its `file:line`, so the baseline keys lines by file, line and kernel (a line
+    /// that moves is `new` + `missing`, not a silent pass).
     pub fn key(&self) -> String {
-        match (&self.pattern, &self.variant) {
+        let base = match (&self.pattern, &self.variant) {
             (Some(p), Some(v)) => format!("{p}/{v}"),
             _ => self.kernel.clone(),
+        };
+        match &self.line {
+            Some(l) => format!("{base} @ {l}"),
+            None => base,
         }
     }
 

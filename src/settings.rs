@@ -189,6 +189,8 @@ pub struct CheckCommand {
 
 pub struct BaselineSettings {
     pub runs: Vec<PathBuf>,
+    /// The checkout line rows' paths are relative to.
+    pub source_root: PathBuf,
     pub path: PathBuf,
     /// Only metrics some `regress` rule compares, under these rules.
     pub only_gated: Option<Vec<crate::gate::Rule>>,
@@ -252,6 +254,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
         Command::Check(a) => Settings::Check(check(a, &common, env)?),
         Command::Baseline(crate::cli::BaselineCommand::Update(a)) => Settings::BaselineUpdate(BaselineSettings {
             runs: a.runs.clone(),
+            source_root: env.cwd.clone(),
             path: a.baseline.clone(),
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
@@ -279,6 +282,8 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             step_summary: if a.github { env.step_summary.clone() } else { None },
             exit_zero: a.exit_zero,
             color: common.style.color,
+            sarif: a.sarif.clone(),
+            source_root: env.cwd.clone(),
         },
     })
 }

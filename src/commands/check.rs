@@ -31,6 +31,10 @@ pub struct CheckSettings {
     pub exit_zero: bool,
     /// Colour the table's status words (`--color`, `NO_COLOR` resolved by the caller).
     pub color: bool,
+    /// `--sarif FILE`: the wasteful lines of `.ncu-rep` inputs as SARIF 2.1.0.
+    pub sarif: Option<PathBuf>,
+    /// The checkout source paths are made relative to (line rows, SARIF).
+    pub source_root: PathBuf,
 }
 
 /// Load the baseline (if any) and evaluate; no outputs. For callers that render the report

@@ -84,6 +84,11 @@ pub struct LineRow {
     pub rule: Option<&'static str>,
     #[serde(skip)]
     pub waste: Option<Waste>,
+    /// The row's global loads (LDGSTS included) and global stores alone, for per-line metrics.
+    #[serde(skip)]
+    pub global_loads: Counters,
+    #[serde(skip)]
+    pub global_stores: Counters,
 }
 
 /// Counters are whole numbers: print them as integers, absent as null.
@@ -226,7 +231,7 @@ pub fn build(
         let total_excess: Option<f64> =
             g.counters.instructions.values().filter_map(|c| c.excess_sectors).reduce(|a, b| a + b);
 
-        let mut keyed: BTreeMap<(Option<Location>, Option<u64>), Counters> = BTreeMap::new();
+        let mut keyed: BTreeMap<(Option<Location>, Option<u64>), [Counters; 3]> = BTreeMap::new();
         for (&off, c) in &g.counters.instructions {
             if c.executions == Some(0.0) {
                 continue;
@@ -236,11 +241,17 @@ pub fn build(
                 (By::Line, Some(l)) => (Some(l), None),
                 (_, loc) => (loc, Some(off)),
             };
-            keyed.entry(key).or_default().add(c);
+            let parts = keyed.entry(key).or_default();
+            parts[0].add(c);
+            if c.is_global() && c.is_load() {
+                parts[1].add(c);
+            } else if c.is_global() && c.is_store() {
+                parts[2].add(c);
+            }
         }
         let mut kernel_rows: Vec<LineRow> = keyed
             .into_iter()
-            .map(|((loc, off), c)| {
+            .map(|((loc, off), [c, global_loads, global_stores])| {
                 let (file, line) = loc.map(|l| (Some(l.file), Some(l.line))).unwrap_or_default();
                 let resolved = file.as_deref().map(|f| sources.resolve(f).relative.clone()).flatten();
                 let source = match (&file, line) {
@@ -279,6 +290,8 @@ pub fn build(
                     rule: finding.as_ref().and_then(|f| f.waste).map(Waste::id),
                     waste: finding.as_ref().and_then(|f| f.waste),
                     diagnosis: finding.map(|f| f.text),
+                    global_loads,
+                    global_stores,
                 }
             })
             .collect();

@@ -8,6 +8,7 @@
 pub mod aggregate;
 pub mod cubin;
 pub mod diagnose;
+pub mod gate;
 pub mod instructions;
 pub mod sarif;
 pub mod source;
