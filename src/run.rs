@@ -96,6 +96,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         program: exe.to_path_buf(),
         args: kernel_args(&manifest_path, &plan, None),
         timeout: Some(settings.timeout),
+        source_counters: source_counters(ncu),
     };
     let bar = progress(pattern, plan.len());
     let mut on_line = |line: &str| {
@@ -146,6 +147,20 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
 }
 
 /// The executable's arguments: the manifest, timing flags, one `--variant` per variant.
+/// Whether to collect per-instruction counters (`coalprof lines`): when this ncu has the
+/// SourceCounters section; otherwise say once that lines will not be attributed.
+pub fn source_counters(ncu: &Ncu) -> bool {
+    let yes = ncu.has_section("SourceCounters");
+    if !yes {
+        tracing::warn!(
+            "{} has no SourceCounters section: the report will carry no per-instruction counters \
+             (`coalprof lines` needs them)",
+            ncu.path.display()
+        );
+    }
+    yes
+}
+
 pub fn kernel_args(manifest: &Path, plan: &[Variant], timing: Option<(u32, u32)>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec!["--manifest".into(), manifest.into()];
     if let Some((warmup, repeats)) = timing {
