@@ -151,10 +151,36 @@ pub struct Results {
     /// Run-level notices (`no GPU found: showing the model's prediction`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// The source lines that waste the most per measured launch (reports with source counters
+    /// and `-lineinfo` kernels), worst first: what `coalprof lines` says, for the review.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_lines: Vec<WorstLine>,
 }
 
 impl Results {
     pub fn new(provenance: Provenance, rows: Vec<Row>) -> Results {
-        Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new() }
+        Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new(), worst_lines: Vec::new() }
     }
+}
+
+/// One of a launch's worst source lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorstLine {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    pub kernel: String,
+    /// `kernels/stride.cu:20`, repository-relative where it resolves.
+    pub location: String,
+    pub op: Option<String>,
+    pub sectors_per_request: Option<f64>,
+    pub ideal_sectors_per_request: Option<f64>,
+    pub excess_sectors: Option<f64>,
+    pub excess_share: Option<f64>,
+    /// Shared wavefronts per ideal wavefront (n for an n-way bank conflict).
+    pub shared_ways: Option<f64>,
+    /// The line's code, when the source was found.
+    pub code: Option<String>,
+    pub diagnosis: Option<String>,
 }

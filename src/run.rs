@@ -63,6 +63,8 @@ pub struct Measured {
     pub cc: Option<String>,
     pub peak_bandwidth: Option<f64>,
     pub passes: Vec<(String, u32)>,
+    /// Each launch's worst source lines (when the report has source counters).
+    pub worst_lines: Vec<crate::results::WorstLine>,
 }
 
 /// What every pattern of a run is measured with.
@@ -118,6 +120,9 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let joined = manifest::join(&records, &entries).map_err(|m| Error::input(&report, m))?;
     let device = device_facts(&records);
 
+    let variant_of: std::collections::HashMap<u64, String> =
+        joined.iter().zip(&plan).filter_map(|((r, _), v)| Some((r.id?, v.name.clone()))).collect();
+
     // 3. The timing run, outside the profiler: CUDA-event medians per variant.
     let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
     let times = time_variants(exe, &plan, &timing_path, settings)?;
@@ -137,13 +142,44 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         rows.push(row);
     }
     derivation.apply(&mut rows)?;
+    // Sources resolve against the checkout the kernels were built from.
+    let root = exe.ancestors().find(|d| d.join("metrics.toml").is_file()).unwrap_or(exe);
+    let worst_lines = worst_lines(&report, root, true, &|id| {
+        (Some(pattern.name().to_string()), id.and_then(|i| variant_of.get(&i).cloned()))
+    });
     Ok(Measured {
         rows,
         gpu: device.gpu,
         cc: device.cc,
         peak_bandwidth: device.peak_bandwidth,
         passes: profiled.passes,
+        worst_lines,
     })
+}
+
+/// The three worst source lines of each launch (or kernel) of `report`, for the run's tables
+/// and review; none (with a log line) when the report has no source counters or cannot be read
+/// for them. Paths are made relative to `root`.
+pub fn worst_lines(
+    report: &Path,
+    root: &Path,
+    per_launch: bool,
+    label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
+) -> Vec<crate::results::WorstLine> {
+    let launches = match crate::lines::read(&[report.to_path_buf()]) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!("no per-line attribution: {e}");
+            return Vec::new();
+        }
+    };
+    let mut sources = crate::lines::source::Sources::new(root.to_path_buf());
+    let opts = crate::lines::Options { per_launch, top: Some(3), ..Default::default() };
+    let lines = crate::lines::build(launches, &opts, &mut sources, &mut |_| None);
+    for n in &lines.notices {
+        tracing::info!("lines: {n}");
+    }
+    crate::lines::gate::worst_lines(&lines, label)
 }
 
 /// The executable's arguments: the manifest, timing flags, one `--variant` per variant.

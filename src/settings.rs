@@ -140,6 +140,8 @@ pub struct RunSettings {
 }
 
 pub struct ProfileSettings {
+    /// Where the program's sources are found (the current folder): the report's worst lines.
+    pub source_root: PathBuf,
     pub kernel: Option<String>,
     pub launch_skip: Option<u64>,
     pub launch_count: Option<u64>,
@@ -232,7 +234,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
             Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })
         }
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out))?),
-        Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out))?),
+        Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out), env.cwd.clone())?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
         Command::Lines(a) => Settings::Lines(lines(a, env)?),
         Command::Build(a) => Settings::Build(BuildSettings {
@@ -305,13 +307,14 @@ fn run(a: &RunArgs, out_base: PathBuf) -> Result<RunSettings> {
     })
 }
 
-fn profile(a: &ProfileArgs, out_base: PathBuf) -> Result<ProfileSettings> {
+fn profile(a: &ProfileArgs, out_base: PathBuf, source_root: PathBuf) -> Result<ProfileSettings> {
     if let Some(k) = &a.kernel {
         regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}")))?;
     }
     let (program, args) =
         a.command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
     Ok(ProfileSettings {
+        source_root,
         kernel: a.kernel.clone(),
         launch_skip: a.launch_skip,
         launch_count: a.launch_count,

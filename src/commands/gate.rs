@@ -36,7 +36,7 @@ fn line_reports(c: &CheckCommand) -> Result<Vec<Option<crate::lines::LineReport>
             if crate::inputs::kind(p)? != crate::inputs::Kind::NcuRep {
                 return Ok(None);
             }
-            let launches = super::lines::read(std::slice::from_ref(p))?;
+            let launches = crate::lines::read(std::slice::from_ref(p))?;
             let mut sources = crate::lines::source::Sources::new(c.check.source_root.clone());
             let opts = crate::lines::Options::default();
             Ok(Some(crate::lines::build(launches, &opts, &mut sources, &mut |_| None)))
@@ -109,7 +109,7 @@ pub fn baseline_update(common: &Common, b: &BaselineSettings) -> Result<Exit> {
     if wants_lines(b.only_gated.as_deref().unwrap_or(&common.catalogue.rules)) {
         for (results, path) in runs.iter_mut().zip(&b.runs) {
             if crate::inputs::kind(path)? == crate::inputs::Kind::NcuRep {
-                let launches = super::lines::read(std::slice::from_ref(path))?;
+                let launches = crate::lines::read(std::slice::from_ref(path))?;
                 let mut sources = crate::lines::source::Sources::new(b.source_root.clone());
                 let report =
                     crate::lines::build(launches, &crate::lines::Options::default(), &mut sources, &mut |_| None);

@@ -4,16 +4,13 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::inputs::{kind, Kind};
 use crate::lines::aggregate::Sass;
 use crate::lines::source::Sources;
-use crate::report::ncu_rep::{self, ReadError};
-use crate::report::{LaunchRecord, SourceCounters};
 use crate::settings::{Common, LinesSettings};
 use crate::tools::nvdisasm::Nvdisasm;
 
 pub fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
-    let launches = read(&s.reports)?;
+    let launches = crate::lines::read(&s.reports)?;
     let matched =
         launches.iter().filter(|(r, _)| s.options.kernel.as_ref().is_none_or(|re| re.is_match(&r.kernel))).count();
     if matched == 0 {
@@ -33,28 +30,6 @@ pub fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
         std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
     }
     Ok(Exit::Ok)
-}
-
-/// Every launch of every report, with its per-instruction counters.
-pub fn read(reports: &[std::path::PathBuf]) -> Result<Vec<(LaunchRecord, SourceCounters)>> {
-    let mut all = Vec::new();
-    for path in reports {
-        if kind(path)? != Kind::NcuRep {
-            return Err(Error::input(
-                path,
-                "not an .ncu-rep report: per-instruction counters exist only in reports (ncu `-o`, with the \
-                 SourceCounters section)",
-            ));
-        }
-        let report = ncu_rep::read_launches(path).map_err(|e| match e {
-            ReadError::UnknownVersion { .. } => {
-                Error::input(path, e.to_string()).with_hint("`lines` reads reports natively only; no ncu fallback")
-            }
-            e => Error::input(path, e.to_string()),
-        })?;
-        all.extend(report.launches.into_iter().map(|l| (l.record, l.source)));
-    }
-    Ok(all)
 }
 
 /// nvdisasm over a report's cubins, if it is installed; its absence or failure is one notice.

@@ -1,6 +1,7 @@
 //! `coalprof profile -- CMD ARGS…`: the user's own program under ncu, the same table. With no
 //! manifest, amplification is over the bytes the threads asked for (the table says so).
 
+use crate::analyze::Grouping;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::inputs::Reader;
@@ -48,6 +49,8 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
     settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());
     settings.insert("replay_passes".into(), serde_json::json!(profiled.passes));
+    results.worst_lines =
+        crate::run::worst_lines(&report, &s.source_root, s.grouping == Grouping::PerLaunch, &|_| (None, None));
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved");
     super::print(&render(&results, common.format, common.style)?)?;

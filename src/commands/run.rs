@@ -112,6 +112,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
                     findings::compare(&mut row, &common.catalogue);
                     results.rows.push(row);
                 }
+                results.worst_lines.extend(m.worst_lines);
                 let p = &mut results.provenance;
                 p.gpu = p.gpu.take().or(m.gpu);
                 p.compute_capability = p.compute_capability.take().or(m.cc);

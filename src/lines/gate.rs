@@ -2,7 +2,7 @@
 //! kernel and `file:line`, with the `line_*` metrics `metrics.toml` declares, so `[[gate]]`
 //! rules and baselines work on lines as they do on kernels.
 
-use crate::results::{Row, Source};
+use crate::results::{Row, Source, WorstLine};
 
 use super::diagnose::sectors_per_request;
 use super::instructions::Counters;
@@ -61,6 +61,43 @@ pub fn rows(report: &LineReport) -> Vec<Row> {
                 row.notes.push(d.clone());
             }
             Some(row)
+        })
+        .collect()
+}
+
+/// The report's rows that have a line, as the run's worst lines (the report is already cut to
+/// the top rows per launch). `label` names each row's pattern and variant, from its launch id.
+pub fn worst_lines(
+    report: &LineReport,
+    label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
+) -> Vec<WorstLine> {
+    report
+        .rows
+        .iter()
+        .filter(|r| {
+            r.excess_sectors.is_some_and(|e| e > 0.0)
+                || r.shared_excess_wavefronts.is_some_and(|e| e > 0.0)
+                || r.diagnosis.is_some()
+        })
+        .filter_map(|r| {
+            let (pattern, variant) = label(r.launch);
+            Some(WorstLine {
+                pattern,
+                variant,
+                kernel: r.kernel.clone(),
+                location: line_label(r)?,
+                op: r.op.clone(),
+                sectors_per_request: r.sectors_per_request,
+                ideal_sectors_per_request: r.ideal_sectors_per_request,
+                excess_sectors: r.excess_sectors,
+                excess_share: r.excess_share,
+                shared_ways: match (r.shared_wavefronts, r.shared_ideal_wavefronts) {
+                    (Some(w), Some(i)) if i > 0.0 => Some(w / i),
+                    _ => None,
+                },
+                code: r.source.clone(),
+                diagnosis: r.diagnosis.clone(),
+            })
         })
         .collect()
 }

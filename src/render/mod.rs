@@ -8,6 +8,7 @@ pub mod lines;
 mod markdown;
 pub mod plot;
 mod table;
+mod worst;
 
 use crate::error::Result;
 use crate::results::Results;

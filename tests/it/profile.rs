@@ -89,6 +89,34 @@ fn an_ncu_with_the_source_counters_section_collects_it_and_the_sources() {
 }
 
 #[test]
+fn the_review_of_a_profile_shows_the_lines_that_lines_diagnoses() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = fixture("ncu-rep/panjd123-cutlass_report80_2024.1.1.ncu-rep");
+    let ncu = fake_ncu(dir.path(), &report);
+    coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--out"])
+        .arg(dir.path().join("runs"))
+        .args(["--", "/opt/app"])
+        .ok_stdout();
+    let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    let md = String::from_utf8(coalprof().args(["report", "--format", "markdown"]).arg(&run).ok_stdout()).unwrap();
+    let lines = json(&coalprof().args(["lines", "--top", "3", "--format", "json"]).arg(&report).ok_stdout());
+    let diagnosed: Vec<String> = lines["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["diagnosis"].is_null() && !r["line"].is_null())
+        .map(|r| format!("{}:{}", r["file"].as_str().unwrap(), r["line"]))
+        .collect();
+    assert!(!diagnosed.is_empty());
+    assert!(md.contains("**Worst lines**"), "{md}");
+    for l in &diagnosed {
+        assert!(md.contains(l.as_str()), "{l} missing from the review:\n{md}");
+    }
+}
+
+#[test]
 fn no_kernels_profiled_names_the_filter_and_exits_5() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = dir.path().join("ncu");
