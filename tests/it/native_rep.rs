@@ -164,6 +164,11 @@ fn ncu_raw_csv(ncu: &Path, report: &Path) -> Result<String, String> {
     Ok(text)
 }
 
+/// The unit the CSV's units row gives the column `name`.
+fn printed_unit<'a>(rows: &'a [Vec<String>], name: &str) -> &'a str {
+    rows[0].iter().position(|c| c == name).map_or("", |i| rows[1][i].as_str())
+}
+
 /// The absolute tolerance of a number the CSV printed: ncu rounds to two decimals, in the
 /// printed unit (`scale` takes it to base units).
 fn printed_tolerance(s: Scale) -> f64 {
@@ -175,6 +180,7 @@ fn every_fixture_ncu_2022_3_can_import_reads_like_its_raw_csv() {
     let Some(ncu) = real_ncu("every_fixture_ncu_2022_3_can_import_reads_like_its_raw_csv") else { return };
     let strict = strict_names(true);
     let (mut compared, mut values) = (Vec::new(), 0usize);
+    let (mut labels, mut label_mismatches) = (0usize, 0usize);
     for path in ncu_rep_fixtures() {
         let f = name(&path);
         let text = match ncu_raw_csv(&ncu, &path) {
@@ -217,6 +223,9 @@ fn every_fixture_ncu_2022_3_can_import_reads_like_its_raw_csv() {
                 let mine = scale(ncu_unit(n));
                 if strict.contains(&**n) || dimensioned(mine) || dimensioned(unit) {
                     assert_eq!(mine, unit, "{at}: unit of {n}");
+                } else if !printed_unit(&rows, n).is_empty() {
+                    labels += 1;
+                    label_mismatches += usize::from(mine != unit);
                 }
                 match (v, cv) {
                     (Value::Number { value: a, .. }, Value::Number { value: b, .. }) => {
@@ -231,7 +240,12 @@ fn every_fixture_ncu_2022_3_can_import_reads_like_its_raw_csv() {
         }
         compared.push(f);
     }
-    eprintln!("{} reports equal to ncu 2022.3's raw CSV ({values} values): {compared:?}", compared.len());
+    eprintln!(
+        "{} reports equal to ncu 2022.3's raw CSV ({values} values; {label_mismatches} of {labels} count-unit labels \
+         differ): {compared:?}",
+        compared.len()
+    );
+    assert!(label_mismatches * 20 < labels, "{label_mismatches} of {labels} unit labels differ from the CSV's");
     // 2019–2023.1 reports: ncu 2022.3 reads ten of the fifteen.
     assert!(compared.len() >= 10, "{compared:?}");
 }
@@ -359,4 +373,20 @@ fn a_zstd_compressed_report_reads_like_the_plain_one() {
     }
     let no_ncu = Path::new("/nonexistent/ncu");
     assert_eq!(analyzed(&plain, no_ncu, "native"), analyzed(&repz, no_ncu, "native"));
+}
+
+#[test]
+fn a_report_compressed_as_several_zstd_frames_reads_whole() {
+    use ruzstd::encoding::{compress_to_vec, CompressionLevel};
+    let plain = crate::util::fixture("ncu-rep/NVIDIA-nsight-training_manual_nvtx_2022.3.0.ncu-rep");
+    let bytes = std::fs::read(&plain).unwrap();
+    let (a, b) = bytes.split_at(bytes.len() / 3);
+    let mut frames = compress_to_vec(a, CompressionLevel::Fastest);
+    frames.extend(compress_to_vec(b, CompressionLevel::Fastest));
+    let dir = tempfile::tempdir().unwrap();
+    let repz = dir.path().join("two_frames.ncu-repz");
+    std::fs::write(&repz, frames).unwrap();
+    let (x, y) = (native(&plain), native(&repz));
+    assert_eq!(x.len(), y.len());
+    assert!(x.iter().zip(&y).all(|(x, y)| x.record == y.record));
 }

@@ -7,10 +7,11 @@
 //! costs 1 kB), and a length longer than what is left of a plain file fails before any read.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use prost::Message;
+use ruzstd::decoding::{FrameDecoder, StreamingDecoder};
 
 use super::ReadError;
 
@@ -51,8 +52,8 @@ impl Framing {
         }
         if n == 4 && &head == ZSTD_MAGIC {
             let chained = io::Cursor::new(head).chain(file);
-            let decoder = ruzstd::decoding::StreamingDecoder::new(chained)
-                .map_err(|e| ReadError::at(0, format!("not a readable zstd stream: {e}")))?;
+            let decoder =
+                Frames::new(chained).map_err(|e| ReadError::at(0, format!("not a readable zstd stream: {e}")))?;
             let mut f = Framing { inner: Box::new(decoder), offset: 0, left: None, compressed: true };
             f.expect_magic()?;
             return Ok(f);
@@ -167,7 +168,10 @@ impl Framing {
         let start = self.offset;
         if let Some(left) = self.left {
             if len > left {
-                return Err(ReadError::at(start, format!("{what} runs {len} bytes, past the end of the file")));
+                return Err(ReadError::at(
+                    start,
+                    format!("{what} is {len} bytes long but only {left} bytes are left in the file"),
+                ));
             }
         }
         let got = io::copy(&mut (&mut self.inner).take(len), &mut io::sink()).map_err(|e| self.io_error(e))?;
@@ -176,6 +180,37 @@ impl Framing {
             return Err(ReadError::at(start, format!("the file ends inside {what}")));
         }
         Ok(())
+    }
+}
+
+/// zstd frames one after another, decoded in turn: a compressor that streams (or `cat a.zst
+/// b.zst`) writes several, and the content is their concatenation.
+struct Frames<R: BufRead> {
+    frame: Option<StreamingDecoder<R, FrameDecoder>>,
+}
+
+impl<R: BufRead> Frames<R> {
+    fn new(source: R) -> Result<Frames<R>, ruzstd::decoding::errors::FrameDecoderError> {
+        Ok(Frames { frame: Some(StreamingDecoder::new(source)?) })
+    }
+}
+
+impl<R: BufRead> Read for Frames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(frame) = self.frame.as_mut() else { return Ok(0) };
+            let n = frame.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This frame is done: the input ends here, or the next frame starts.
+            let Some(done) = self.frame.take() else { return Ok(0) };
+            let (mut source, decoder) = done.into_parts();
+            if source.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            self.frame = Some(StreamingDecoder::new_with_decoder(source, decoder).map_err(io::Error::other)?);
+        }
     }
 }
 

@@ -84,8 +84,10 @@ pub struct ProfileResult {
     pub block: Option<Uint64x3>,
     #[prost(message, repeated, tag = "13")]
     pub metrics: Vec<MetricResult>,
-    #[prost(message, optional, tag = "15")]
-    pub source: Option<SourceData>,
+    /// A [`SourceData`], decoded on its own like `nvtx`: a surprise there costs the launch's
+    /// module, not the launch.
+    #[prost(bytes = "vec", optional, tag = "15")]
+    pub source: Option<Vec<u8>>,
     /// An [`NvtxState`], decoded on its own: a surprise in this rarely-used, deeply nested part
     /// costs the NVTX label, not the launch.
     #[prost(bytes = "vec", optional, tag = "21")]

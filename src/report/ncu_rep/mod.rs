@@ -14,6 +14,8 @@
 mod framing;
 mod messages;
 mod records;
+#[cfg(test)]
+mod tests;
 pub mod units;
 
 use std::collections::{HashMap, VecDeque};

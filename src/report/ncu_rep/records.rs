@@ -3,7 +3,6 @@
 //! [`SourceCounters`].
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use prost::Message;
@@ -50,9 +49,10 @@ pub struct Context {
     pub process: Option<String>,
 }
 
-/// `"PID name"` as the CSV's two process columns give it (name = the executable's file name).
+/// `"PID name"` as the CSV's two process columns give it (name = the executable's file name,
+/// from a Linux or a Windows path).
 pub fn process_label(id: Option<u32>, path: &str) -> Option<String> {
-    let name = Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned()).filter(|n| !n.is_empty());
+    let name = path.rsplit(['/', '\\']).next().filter(|n| !n.is_empty()).map(str::to_string);
     match (id, name) {
         (Some(p), Some(n)) => Some(format!("{p} {n}")),
         (Some(p), None) => Some(p.to_string()),
@@ -137,7 +137,11 @@ pub fn convert(
             })
             .collect();
     }
-    if let Some(src) = r.source {
+    let source = r.source.as_deref().map(SourceData::decode).transpose().unwrap_or_else(|e| {
+        tracing::warn!("a launch's module reference does not parse ({e}); its source counters lack the module");
+        None
+    });
+    if let Some(src) = source {
         let reference = src.reference;
         let m = Module::from_source(src).or(modules.get(&reference));
         counters.cubin = m.cubin;
@@ -228,4 +232,16 @@ fn nvtx_label(n: &NvtxState) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("  "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::process_label;
+
+    #[test]
+    fn process_is_pid_and_file_name() {
+        assert_eq!(process_label(Some(411), "/home/u/a.out").as_deref(), Some("411 a.out"));
+        assert_eq!(process_label(Some(7), "C:\\Users\\u\\app.exe").as_deref(), Some("7 app.exe"));
+        assert_eq!(process_label(None, "").as_deref(), None);
+    }
 }

@@ -53,6 +53,7 @@ const EXACT: &[(&str, &str)] = &[
     ("smsp__maximum_warps_avg_per_active_cycle", "warp"),
     ("sm__maximum_warps_per_active_cycle_pct", "%"),
     ("inst_executed", "inst"),
+    ("thread_inst_executed_true", "inst"),
     ("memory_l1_tag_requests_global", "sectors"),
     ("memory_l1_wavefronts_shared", "sectors"),
     ("memory_l1_wavefronts_shared_ideal", "sectors"),
@@ -90,6 +91,11 @@ pub fn ncu_unit(name: &str) -> &'static str {
     // `breakdown:…`, `pmsampling:…`: the same metric, grouped for a section.
     let name = name.rsplit(':').next().unwrap_or(name);
     let Some((base, rest)) = name.split_once('.') else {
+        // PC-sampling stall counts: warps sampled (the one for no instructions is in `inst`,
+        // as ncu 2022.3 prints it; the 2026 database says `branches` for branch_resolving).
+        if let Some(reason) = name.strip_prefix("smsp__pcsamp_warps_issue_stalled_") {
+            return if reason.starts_with("no_instructions") { "inst" } else { "warp" };
+        }
         return "";
     };
     let (domain, counter) = base.split_once("__").unwrap_or(("", base));

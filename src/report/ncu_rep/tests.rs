@@ -1,0 +1,128 @@
+//! The reader on small synthetic reports, built with its own message structs: what the fixtures
+//! show only once or not at all (names added after the result that uses them, items a newer ncu
+//! may append, a name that never comes, a version it does not know).
+
+use prost::Message;
+
+use super::messages::{BlockHeader, FileHeader, MetricResult, MetricValue, ProfileResult, StringTable};
+use super::{from_bytes, ReadError};
+use crate::report::Value;
+
+/// A block: its header (payload size filled in) and payload items.
+fn block(mut h: BlockHeader, items: &[Vec<u8>], trailing: &[u8]) -> Vec<u8> {
+    let payload: Vec<u8> = items
+        .iter()
+        .flat_map(|i| (i.len() as u32).to_le_bytes().into_iter().chain(i.iter().copied()))
+        .chain(trailing.iter().copied())
+        .collect();
+    h.payload_size = payload.len() as u32;
+    let h = h.encode_to_vec();
+    let mut out = (h.len() as u32).to_le_bytes().to_vec();
+    out.extend(h);
+    out.extend(payload);
+    out
+}
+
+fn report(version: u32, blocks: &[Vec<u8>]) -> Vec<u8> {
+    let fh = FileHeader { version }.encode_to_vec();
+    let mut out = b"NVR\0".to_vec();
+    out.extend((fh.len() as u32).to_le_bytes());
+    out.extend(fh);
+    blocks.iter().for_each(|b| out.extend(b));
+    out
+}
+
+fn names(n: &[&str]) -> BlockHeader {
+    BlockHeader {
+        string_table: Some(StringTable { strings: n.iter().map(|s| s.to_string()).collect() }),
+        ..Default::default()
+    }
+}
+
+fn result(kernel: &str, metrics: &[(u32, f64)]) -> Vec<u8> {
+    ProfileResult {
+        demangled: kernel.into(),
+        metrics: metrics
+            .iter()
+            .map(|&(name_id, v)| MetricResult {
+                name_id,
+                value: Some(MetricValue { double: Some(v), ..Default::default() }),
+                instances: Vec::new(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn results_header(n: u32) -> BlockHeader {
+    BlockHeader { num_results: n, ..Default::default() }
+}
+
+#[test]
+fn names_a_later_block_adds_resolve_and_the_order_is_kept() {
+    let bytes = report(
+        7,
+        &[
+            block(names(&["dram__bytes_read.sum"]), &[], &[]),
+            block(results_header(1), &[result("k0", &[(0, 1.0), (1, 2000.0)])], &[]),
+            block(results_header(1), &[result("k1", &[(0, 3.0)])], &[]),
+            block(names(&["gpu__time_duration.sum"]), &[], &[]),
+        ],
+    );
+    let got: Vec<_> = from_bytes(bytes).unwrap().map(|l| l.unwrap().record).collect();
+    assert_eq!(got.iter().map(|r| (r.kernel.as_str(), r.id)).collect::<Vec<_>>(), [("k0", Some(0)), ("k1", Some(1))]);
+    // ns → s on the way to base units, as the CSV parser does with `nsecond`.
+    assert_eq!(got[0].metric("gpu__time_duration.sum"), Some(&Value::Number { value: 2e-6, unit: "second" }));
+    assert_eq!(got[0].metric("dram__bytes_read.sum"), Some(&Value::Number { value: 1.0, unit: "byte" }));
+}
+
+#[test]
+fn a_name_that_never_comes_is_an_error_at_the_result() {
+    let head = report(7, &[block(names(&["a.sum"]), &[], &[])]);
+    let at = head.len() as u64;
+    let bytes =
+        report(7, &[block(names(&["a.sum"]), &[], &[]), block(results_header(1), &[result("k", &[(5, 1.0)])], &[])]);
+    let err = from_bytes(bytes).unwrap().find_map(Result::err).unwrap();
+    // The result item's length field: after the block's length and header.
+    match err {
+        ReadError::Malformed { offset, message, .. } => {
+            assert!(
+                offset > at && message.contains("metric #5") && message.contains("only 1 names"),
+                "{offset} {message}"
+            )
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn payload_bytes_after_the_known_items_are_skipped() {
+    let bytes = report(
+        7,
+        &[
+            block(names(&["a.sum"]), &[], &[]),
+            block(results_header(1), &[result("k", &[(0, 1.0)])], b"items a newer ncu may add"),
+            block(results_header(1), &[result("k2", &[(0, 1.0)])], &[]),
+        ],
+    );
+    assert_eq!(from_bytes(bytes).unwrap().filter(Result::is_ok).count(), 2);
+}
+
+#[test]
+fn another_format_version_is_not_an_error_of_the_file() {
+    assert!(matches!(from_bytes(report(8, &[])), Err(ReadError::UnknownVersion { version: 8 })));
+}
+
+#[test]
+fn a_huge_length_allocates_nothing_and_names_its_offset() {
+    let mut bytes = report(7, &[]);
+    let at = bytes.len();
+    bytes.extend(u32::MAX.to_le_bytes());
+    bytes.extend([0u8; 16]);
+    let err = from_bytes(bytes).unwrap().next().unwrap().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!("byte {}: a block header is {} bytes long but only 16 bytes are left in the file", at + 4, u32::MAX)
+    );
+}
