@@ -111,6 +111,10 @@ pub struct LineReport {
     pub arch: Option<String>,
 }
 
+/// What makes launches one group: process, kernel, grid, block (as `analyze`), and the launch
+/// id with `--per-launch`.
+type GroupKey = (Option<String>, String, Option<[u32; 3]>, Option<[u32; 3]>, Option<u64>);
+
 /// One kernel (or launch) being summed.
 struct Group {
     kernel: String,
@@ -131,8 +135,7 @@ pub fn build(
 ) -> LineReport {
     let mut notices = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<(Option<String>, String, Option<[u32; 3]>, Option<[u32; 3]>, Option<u64>), usize> =
-        HashMap::new();
+    let mut index: HashMap<GroupKey, usize> = HashMap::new();
     let mut without: BTreeMap<String, u64> = BTreeMap::new();
     let mut arch = None;
     for (rec, sc) in launches {
@@ -253,7 +256,7 @@ pub fn build(
             .into_iter()
             .map(|((loc, off), [c, global_loads, global_stores])| {
                 let (file, line) = loc.map(|l| (Some(l.file), Some(l.line))).unwrap_or_default();
-                let resolved = file.as_deref().map(|f| sources.resolve(f).relative.clone()).flatten();
+                let resolved = file.as_deref().and_then(|f| sources.resolve(f).relative.clone());
                 let source = match (&file, line) {
                     (Some(f), Some(l)) => sources.line(f, l),
                     _ => None,

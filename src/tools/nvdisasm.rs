@@ -69,7 +69,7 @@ pub fn parse(listing: &str) -> BTreeMap<String, Vec<Instruction>> {
             continue;
         }
         let Ok(offset) = u64::from_str_radix(hex, 16) else { continue };
-        let text = text.trim().trim_end_matches(';').trim().split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = text.trim().trim_end_matches(';').split_whitespace().collect::<Vec<_>>().join(" ");
         out.entry(f.clone()).or_default().push(Instruction { offset, text, line: line.clone() });
     }
     out

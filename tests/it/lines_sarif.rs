@@ -15,6 +15,9 @@ use serde_json::Value;
 
 use crate::util::{coalprof, fixture, real_nvcc, real_nvdisasm, root, tool_path};
 
+/// Instanced metric name → (PC, value), as in `SourceCounters`.
+type Instanced = Vec<(Arc<str>, Vec<(u64, f64)>)>;
+
 fn validate(python: &Path, sarif: &Path) -> (bool, String) {
     let out = Command::new(python).arg(root().join("tests/oracle/validate_sarif.py")).arg(sarif).output().unwrap();
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
@@ -62,7 +65,7 @@ fn a_column_walk_is_one_valid_sarif_result_on_its_line() {
             .map(|i| (i.offset, i.text.starts_with("LDG")))
             .collect();
         let per = |f: &dyn Fn(bool) -> f64| mem.iter().map(|&(o, ld)| (base + o, f(ld))).collect::<Vec<_>>();
-        let instanced: Vec<(Arc<str>, Vec<(u64, f64)>)> = vec![
+        let instanced: Instanced = vec![
             ("memory_type".into(), per(&|_| 4.0)),
             ("memory_access_type".into(), per(&|ld| if ld { 2.0 } else { 4.0 })),
             ("memory_access_size_type".into(), per(&|_| 32.0)),

@@ -61,8 +61,11 @@ pub(crate) fn location(r: &LineRow) -> String {
     }
 }
 
-/// The columns people read: header and cell text ("–" where the report has no number).
-pub(crate) const COLUMNS: &[(&str, fn(&LineRow) -> Option<String>)] = &[
+/// A column: its header and its cell text ("–" where the report has no number).
+pub(crate) type ColumnDef = (&'static str, fn(&LineRow) -> Option<String>);
+
+/// The columns people read.
+pub(crate) const COLUMNS: &[ColumnDef] = &[
     ("op", |r| r.op.clone()),
     ("bytes", |r| r.access_bytes.map(|b| b.to_string())),
     ("executions", |r| r.executions.map(count)),
