@@ -55,7 +55,7 @@ fn fields() -> Vec<(&'static str, &'static [&'static str])> {
 fn every_instruction_equals_ncu_report() {
     let Some(python) = real_ncu_report("lines: every_instruction_equals_ncu_report") else { return };
     let all_names: Vec<&str> = fields().iter().flat_map(|(_, n)| n.iter().copied()).chain(["memory_type"]).collect();
-    let (mut compared, mut located) = (0usize, 0usize);
+    let (mut compared, mut located, mut with_code) = (0usize, 0usize, 0usize);
     for stem in WITH_SOURCE_COUNTERS {
         let path = report(stem);
         let out = Command::new(&python)
@@ -101,15 +101,25 @@ fn every_instruction_equals_ncu_report() {
                 }
                 let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
                 assert_eq!(r["line"].as_u64(), line, "{stem} launch {i} +{off:#x}: line");
-                if line.is_some() {
+                if let Some(l) = line {
                     assert_eq!(r["file"], e["file"], "{stem} launch {i} +{off:#x}: file");
                     located += 1;
+                    // The code shown is the embedded source's line, where the report embeds it.
+                    let text = e["file"].as_str().and_then(|f| expected["sources"][f].as_str());
+                    if let Some(text) = text {
+                        let want = text.lines().nth(l as usize - 1).map(str::trim);
+                        assert_eq!(r["source"].as_str(), want, "{stem} launch {i} +{off:#x}: source text");
+                        with_code += 1;
+                    }
                 }
                 compared += 1;
             }
         }
     }
-    assert!(compared > 500 && located > 300, "compared {compared} instructions, {located} with a line");
+    assert!(
+        compared > 500 && located > 300 && with_code > 100,
+        "compared {compared} instructions, {located} with a line, {with_code} with embedded code"
+    );
 }
 
 /// ncu's source page, per (kernel base name, file, line): the memory columns summed over
@@ -259,4 +269,20 @@ fn every_format_renders_the_same_rows() {
     assert!(md.contains("| location |") && md.contains("## `"), "{md}");
     let table = String::from_utf8(coalprof().args(["lines"]).arg(&path).ok_stdout()).unwrap();
     assert!(table.contains("location") && table.contains("sect/req"), "{table}");
+}
+
+#[test]
+fn instruction_rows_carry_nvdisasm_sass_of_their_op() {
+    if crate::util::real_nvdisasm("instruction_rows_carry_nvdisasm_sass").is_none() {
+        return;
+    }
+    let v = lines_json(&["--by", "instruction"], &report("NVIDIA-nsight-training_manual_nvtx_2022.3.0"));
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        let sass = r["sass"].as_str().unwrap_or_else(|| panic!("no SASS: {r}"));
+        let op = r["op"].as_str().unwrap();
+        let want = if op.contains("load") { "LDG" } else { "STG" };
+        assert!(sass.starts_with(want), "{op}: `{sass}`");
+    }
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 #! Test oracle for `coalprof lines`: what NVIDIA's `ncu_report` module (PyPI `ncu-report`,
 #! installed into .tools/ncu-report by scripts/install-tools.sh) says about one `.ncu-rep`, per
-#! launch: the kernel's first PC (`launch__function_pcs`), and per instruction PC the source
+#! launch: the kernel's first PC (`launch__function_pcs`), per instruction PC the source
 #! location (`action.source_info(pc)`) and the per-instruction (instanced) metrics named on the
-#! command line. JSON on stdout. tests/it/lines.rs compares coalprof against it; never used by
+#! command line, and the source files embedded in the report. JSON on stdout. tests/it/lines.rs compares coalprof against it; never used by
 #! coalprof itself.
 import json
 import math
@@ -43,6 +43,7 @@ def main(path, names):
                     "kernel": a.name(a.NameBase_DEMANGLED),
                     "function_pc": int(fpc.value()) if fpc is not None and fpc.has_value() else None,
                     "pcs": pcs,
+                    "sources": dict(a.source_files()),
                 }
             )
     json.dump({"launches": launches}, sys.stdout, allow_nan=False)
