@@ -299,13 +299,16 @@ pub fn build(
             })
             .collect();
         kernel_rows.sort_by(|a, b| {
-            let key = |r: &LineRow| (r.excess_sectors.unwrap_or(-1.0), r.shared_excess_wavefronts.unwrap_or(-1.0));
+            // Waste first; among equals, the heaviest traffic; then by place, for stable output.
+            let key = |r: &LineRow| {
+                let traffic = r.sectors.unwrap_or(0.0) + r.shared_wavefronts.unwrap_or(0.0);
+                (r.excess_sectors.unwrap_or(-1.0), r.shared_excess_wavefronts.unwrap_or(-1.0), traffic)
+            };
             let (ka, kb) = (key(a), key(b));
-            kb.0.total_cmp(&ka.0).then(kb.1.total_cmp(&ka.1)).then((&a.file, a.line, a.pc_offset).cmp(&(
-                &b.file,
-                b.line,
-                b.pc_offset,
-            )))
+            kb.0.total_cmp(&ka.0)
+                .then(kb.1.total_cmp(&ka.1))
+                .then(kb.2.total_cmp(&ka.2))
+                .then((&a.file, a.line, a.pc_offset).cmp(&(&b.file, b.line, b.pc_offset)))
         });
         if let Some(n) = opts.top {
             kernel_rows.truncate(n);

@@ -286,3 +286,18 @@ fn instruction_rows_carry_nvdisasm_sass_of_their_op() {
         assert!(sass.starts_with(want), "{op}: `{sass}`");
     }
 }
+
+#[test]
+fn numbers_a_report_lacks_are_null_not_zero() {
+    // A 2019 report: L2 transactions per instruction, but no L1 tag requests and no ideal.
+    let v = lines_json(&["--by", "instruction"], &report("microgpusim_vectoradd_100_32_gtx1080_2019"));
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert!(r["sectors"].is_u64(), "{r}");
+        for absent in ["requests", "ideal_sectors", "excess_sectors", "sectors_per_request", "excess_share"] {
+            assert!(r[absent].is_null(), "{absent} should be null: {r}");
+        }
+        assert!(r["diagnosis"].is_null(), "no diagnosis without requests: {r}");
+    }
+}
