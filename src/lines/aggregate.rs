@@ -329,3 +329,80 @@ pub fn build(
     }
     LineReport { schema: SCHEMA, rows, notices, arch }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(id: u64, kernel: &str, cubin: Option<&[u8]>, sectors: f64) -> (LaunchRecord, SourceCounters) {
+        let pc = 0x1000u64;
+        let m = |n: &str, v: f64| (Arc::from(n), vec![(pc + 0x10, v)]);
+        let rec = LaunchRecord {
+            id: Some(id),
+            process: None,
+            kernel: kernel.into(),
+            grid: Some([1, 1, 1]),
+            block: Some([32, 1, 1]),
+            device: None,
+            cc: None,
+            nvtx: None,
+            launches: 1,
+            metrics: Vec::new(),
+        };
+        let sc = SourceCounters {
+            function_pc: Some(pc),
+            instanced: vec![
+                m("memory_type", 4.0),
+                m("memory_access_type", 2.0),
+                m("memory_access_size_type", 32.0),
+                m("inst_executed", 1.0),
+                m("memory_l1_tag_requests_global", 1.0),
+                m("memory_l2_theoretical_sectors_global", sectors),
+                m("memory_l2_theoretical_sectors_global_ideal", 4.0),
+            ],
+            cubin: cubin.map(Arc::from),
+            ..SourceCounters::default()
+        };
+        (rec, sc)
+    }
+
+    fn run(launches: Vec<(LaunchRecord, SourceCounters)>, opts: &Options) -> LineReport {
+        let mut sources = Sources::new(std::env::temp_dir());
+        build(launches, opts, &mut sources, &mut |_| None)
+    }
+
+    #[test]
+    fn launches_of_one_kernel_and_shape_are_summed_and_ratios_are_of_the_sums() {
+        let r = run(vec![launch(0, "k", None, 32.0), launch(1, "k", None, 4.0)], &Options::default());
+        assert_eq!(r.rows.len(), 1);
+        let row = &r.rows[0];
+        assert_eq!(
+            (row.launches, row.sectors, row.requests, row.excess_sectors),
+            (2, Some(36.0), Some(2.0), Some(28.0))
+        );
+        assert_eq!((row.sectors_per_request, row.excess_share, row.launch), (Some(18.0), Some(1.0), None));
+        let per = run(
+            vec![launch(0, "k", None, 32.0), launch(1, "k", None, 4.0)],
+            &Options { per_launch: true, ..Options::default() },
+        );
+        assert_eq!(per.rows.iter().map(|r| r.launch).collect::<Vec<_>>(), [Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn a_cubin_that_is_not_elf_is_a_notice_and_rows_stay_instructions() {
+        let r = run(vec![launch(0, "k", Some(b"\x7fELF garbage"), 32.0)], &Options::default());
+        assert!(r.notices.iter().any(|n| n.contains("not a readable ELF")), "{:?}", r.notices);
+        assert_eq!((r.rows[0].pc_offset, r.rows[0].line), (Some(0x10), None));
+        let none = run(vec![launch(0, "k", None, 32.0)], &Options::default());
+        assert!(none.notices.iter().any(|n| n.contains("no cubin")), "{:?}", none.notices);
+    }
+
+    #[test]
+    fn the_kernel_filter_and_top_apply() {
+        let two = || vec![launch(0, "a", None, 8.0), launch(1, "b", None, 8.0)];
+        let only_a = Options { kernel: Some(regex::Regex::new("^a$").unwrap()), ..Options::default() };
+        assert_eq!(run(two(), &only_a).rows.iter().map(|r| r.kernel.as_str()).collect::<Vec<_>>(), ["a"]);
+        assert_eq!(run(two(), &Options { top: Some(0), ..Options::default() }).rows.len(), 0);
+        assert_eq!(run(two(), &Options::default()).rows.len(), 2);
+    }
+}
