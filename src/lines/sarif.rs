@@ -134,3 +134,49 @@ fn file_uri(path: &str) -> String {
         path.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(line: Option<u32>, path: Option<&str>) -> LineRow {
+        LineRow {
+            kernel: "k".into(),
+            file: Some("/build/my kernels/k.cu".into()),
+            line,
+            path: path.map(str::to_string),
+            sectors: Some(3200.0),
+            requests: Some(100.0),
+            excess_sectors: Some(2800.0),
+            waste: Some(Waste::UncoalescedLoad),
+            source: Some("x = a[i * n];".into()),
+            ..LineRow::default()
+        }
+    }
+
+    fn report(rows: Vec<LineRow>) -> LineReport {
+        LineReport { schema: super::super::aggregate::SCHEMA, rows, notices: Vec::new(), arch: Some("sm_90".into()) }
+    }
+
+    #[test]
+    fn only_rows_with_a_line_are_results_and_paths_outside_the_checkout_are_file_uris() {
+        let log = sarif(&report(vec![row(None, None), row(Some(7), None)]), &|_| "error");
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1);
+        let loc = &results[0]["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "file:///build/my%20kernels/k.cu");
+        assert_eq!((loc["region"]["startLine"].as_u64(), results[0]["level"].as_str()), (Some(7), Some("error")));
+    }
+
+    #[test]
+    fn a_fingerprint_survives_the_line_moving_but_not_the_code_changing() {
+        let print = |r: LineRow| {
+            sarif(&report(vec![r]), &|_| "warning")["runs"][0]["results"][0]["partialFingerprints"].clone()
+        };
+        let at7 = print(row(Some(7), Some("kernels/k.cu")));
+        assert_eq!(at7, print(row(Some(9), Some("kernels/k.cu"))));
+        let mut edited = row(Some(7), Some("kernels/k.cu"));
+        edited.source = Some("x = a[i];".into());
+        assert_ne!(at7, print(edited));
+    }
+}
