@@ -142,6 +142,12 @@ impl Provenance {
     }
 }
 
+/// Whether a metric is a per-source-line one (`line_*`, `[line.*]` in `metrics.toml`): the gate
+/// checks those on line rows only, and kernel metrics on kernel rows only.
+pub fn is_line_metric(metric: &str) -> bool {
+    metric.starts_with("line_")
+}
+
 /// A whole result set, as saved in `results.json` and printed by `--format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {

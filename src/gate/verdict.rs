@@ -258,7 +258,7 @@ fn metrics_for(rules: &[Rule], key: &str, row: &Row) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     // Per-line metrics are checked on line rows only, and kernel metrics on kernel rows only:
     // a `match = "*"` rule must not turn every line into a `skipped` check.
-    let fits = |m: &str| crate::lines::gate::is_line_metric(m) == row.line.is_some();
+    let fits = |m: &str| crate::results::is_line_metric(m) == row.line.is_some();
     for rule in rules.iter().filter(|r| r.matches_row(key, &row.kernel)) {
         match rule.literal_metric() {
             Some(m) if fits(m) => {

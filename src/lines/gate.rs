@@ -20,10 +20,7 @@ pub const KEYS: &[&str] = &[
     "line_shared_wavefronts_per_ideal",
 ];
 
-/// Whether a metric is a per-line one (checked on line rows only).
-pub fn is_line_metric(metric: &str) -> bool {
-    metric.starts_with("line_")
-}
+pub use crate::results::is_line_metric;
 
 /// `kernels/gemm.cu:42` of a row: its repository-relative path where it resolves.
 pub fn line_label(r: &LineRow) -> Option<String> {
