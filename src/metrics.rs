@@ -80,6 +80,17 @@ pub struct DerivedMetric {
     pub tolerance: Option<f64>,
 }
 
+/// One per-line metric: what it means; its value comes from per-instruction counters.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LineMetric {
+    pub unit: String,
+    pub description: String,
+    /// The metric holding this one's ideal value, when there is one.
+    #[serde(default)]
+    pub ideal: Option<String>,
+}
+
 /// The whole file. The `[[gate]]` entries are compiled by the gate module, which keeps their
 /// line numbers for its annotations.
 #[derive(Debug, Clone, Deserialize)]
@@ -92,6 +103,9 @@ pub struct Catalogue {
     /// In file order: later formulas may use earlier results.
     #[serde(default, deserialize_with = "ordered")]
     pub derived: Vec<(String, DerivedMetric)>,
+    /// Per-source-line metrics (`[line.*]`), computed by `crate::lines::gate`.
+    #[serde(default)]
+    pub line: BTreeMap<String, LineMetric>,
     #[serde(default, rename = "gate")]
     _gate: Vec<toml::Table>,
     /// The default gate rules, compiled.
@@ -174,11 +188,12 @@ impl Catalogue {
         self.derived.iter().find(|(k, _)| k == key).map(|(_, d)| d)
     }
 
-    /// Unit of any key: raw metric, launch fact or derived metric.
+    /// Unit of any key: raw metric, launch fact, derived or per-line metric.
     pub fn unit(&self, key: &str) -> Option<&str> {
         (self.raw.get(key).map(|r| r.unit.as_str()))
             .or_else(|| self.facts.get(key).map(|f| f.unit.as_str()))
             .or_else(|| self.derived(key).map(|d| d.unit.as_str()))
+            .or_else(|| self.line.get(key).map(|l| l.unit.as_str()))
     }
 
     /// Which way each metric is better, from the catalogue's `direction` keys.
@@ -193,6 +208,20 @@ impl Catalogue {
     }
 
     fn validate(&self) -> Result<()> {
+        for (key, l) in &self.line {
+            if !key.starts_with("line_") || self.raw.contains_key(key) || self.derived(key).is_some() {
+                return Err(Error::usage(format!(
+                    "{}: per-line metric `{key}` must start with `line_` and not be a kernel metric",
+                    self.origin.display()
+                )));
+            }
+            if let Some(ideal) = l.ideal.as_ref().filter(|i| !self.line.contains_key(*i)) {
+                return Err(Error::usage(format!(
+                    "{}: per-line metric `{key}` names an unknown ideal `{ideal}`",
+                    self.origin.display()
+                )));
+            }
+        }
         if let Some(key) = self.facts.keys().find(|k| self.raw.contains_key(*k)) {
             return Err(Error::usage(format!(
                 "{}: `{key}` is both a raw metric and a launch fact",

@@ -38,6 +38,10 @@ pub struct Row {
     pub variant: Option<String>,
     /// The kernel name as ncu reports it (demangled).
     pub kernel: String,
+    /// For a row of one source line of the kernel (`coalprof check` with `line_*` rules on
+    /// `.ncu-rep` inputs): `kernels/gemm.cu:42`, repository-relative where it resolves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
     /// ncu's result ID for a single launch; null for a row that aggregates launches.
     pub id: Option<u64>,
     /// How many launches this row aggregates (counters summed, ratios of the sums).
@@ -70,6 +74,7 @@ impl Row {
             pattern: None,
             variant: None,
             kernel: kernel.into(),
+            line: None,
             id: None,
             launches: 1,
             grid: None,
@@ -83,11 +88,17 @@ impl Row {
         }
     }
 
-    /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match.
+    /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match. A
+    /// line row adds its `file:line`, so the baseline keys lines by file, line and kernel (a line
+    /// that moves is `new` + `missing`, not a silent pass).
     pub fn key(&self) -> String {
-        match (&self.pattern, &self.variant) {
+        let base = match (&self.pattern, &self.variant) {
             (Some(p), Some(v)) => format!("{p}/{v}"),
             _ => self.kernel.clone(),
+        };
+        match &self.line {
+            Some(l) => format!("{base} @ {l}"),
+            None => base,
         }
     }
 
@@ -131,6 +142,12 @@ impl Provenance {
     }
 }
 
+/// Whether a metric is a per-source-line one (`line_*`, `[line.*]` in `metrics.toml`): the gate
+/// checks those on line rows only, and kernel metrics on kernel rows only.
+pub fn is_line_metric(metric: &str) -> bool {
+    metric.starts_with("line_")
+}
+
 /// A whole result set, as saved in `results.json` and printed by `--format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
@@ -140,10 +157,36 @@ pub struct Results {
     /// Run-level notices (`no GPU found: showing the model's prediction`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// The source lines that waste the most per measured launch (reports with source counters
+    /// and `-lineinfo` kernels), worst first: what `coalprof lines` says, for the review.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_lines: Vec<WorstLine>,
 }
 
 impl Results {
     pub fn new(provenance: Provenance, rows: Vec<Row>) -> Results {
-        Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new() }
+        Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new(), worst_lines: Vec::new() }
     }
+}
+
+/// One of a launch's worst source lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorstLine {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    pub kernel: String,
+    /// `kernels/stride.cu:20`, repository-relative where it resolves.
+    pub location: String,
+    pub op: Option<String>,
+    pub sectors_per_request: Option<f64>,
+    pub ideal_sectors_per_request: Option<f64>,
+    pub excess_sectors: Option<f64>,
+    pub excess_share: Option<f64>,
+    /// Shared wavefronts per ideal wavefront (n for an n-way bank conflict).
+    pub shared_ways: Option<f64>,
+    /// The line's code, when the source was found.
+    pub code: Option<String>,
+    pub diagnosis: Option<String>,
 }

@@ -95,6 +95,10 @@ pub struct CheckSettings {
     pub exit_zero: bool,
     /// Colour the table's status words (`--color`, `NO_COLOR` resolved by the caller).
     pub color: bool,
+    /// `--sarif FILE`: the wasteful lines of `.ncu-rep` inputs as SARIF 2.1.0.
+    pub sarif: Option<PathBuf>,
+    /// The checkout source paths are made relative to (line rows, SARIF).
+    pub source_root: PathBuf,
 }
 
 /// The environment, read in one place.
@@ -127,6 +131,13 @@ impl Env {
     }
 }
 
+pub struct LinesSettings {
+    pub reports: Vec<PathBuf>,
+    pub options: crate::lines::Options,
+    pub source_root: PathBuf,
+    pub sarif: Option<PathBuf>,
+}
+
 pub struct AnalyzeSettings {
     pub files: Vec<PathBuf>,
     pub grouping: Grouping,
@@ -153,6 +164,8 @@ pub struct RunSettings {
 }
 
 pub struct ProfileSettings {
+    /// Where the program's sources are found (the current folder): the report's worst lines.
+    pub source_root: PathBuf,
     pub kernel: Option<String>,
     pub launch_skip: Option<u64>,
     pub launch_count: Option<u64>,
@@ -179,6 +192,7 @@ pub enum Settings {
     Run(RunSettings),
     Profile(ProfileSettings),
     Analyze(AnalyzeSettings),
+    Lines(LinesSettings),
     Build(BuildSettings),
     Report(PathBuf),
     Model(ModelSettingsCmd),
@@ -203,6 +217,8 @@ pub struct CheckCommand {
 
 pub struct BaselineSettings {
     pub runs: Vec<PathBuf>,
+    /// The checkout line rows' paths are relative to.
+    pub source_root: PathBuf,
     pub path: PathBuf,
     /// Only metrics some `regress` rule compares, under these rules.
     pub only_gated: Option<Vec<crate::gate::Rule>>,
@@ -244,8 +260,9 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
             Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })
         }
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out))?),
-        Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out))?),
+        Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out), env.cwd.clone())?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
+        Command::Lines(a) => Settings::Lines(lines(a, env)?),
         Command::Build(a) => Settings::Build(BuildSettings {
             patterns: patterns(&a.patterns)?,
             archs: a.arch.iter().map(|s| parse_arch(s)).collect::<Result<_>>()?,
@@ -265,6 +282,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
         Command::Check(a) => Settings::Check(check(a, &common, env)?),
         Command::Baseline(crate::cli::BaselineCommand::Update(a)) => Settings::BaselineUpdate(BaselineSettings {
             runs: a.runs.clone(),
+            source_root: env.cwd.clone(),
             path: a.baseline.clone(),
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
@@ -293,6 +311,8 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             step_summary: if a.github { env.step_summary.clone() } else { None },
             exit_zero: a.exit_zero,
             color: common.style.color,
+            sarif: a.sarif.clone(),
+            source_root: env.cwd.clone(),
         },
     })
 }
@@ -314,13 +334,14 @@ fn run(a: &RunArgs, out_base: PathBuf) -> Result<RunSettings> {
     })
 }
 
-fn profile(a: &ProfileArgs, out_base: PathBuf) -> Result<ProfileSettings> {
+fn profile(a: &ProfileArgs, out_base: PathBuf, source_root: PathBuf) -> Result<ProfileSettings> {
     if let Some(k) = &a.kernel {
         regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}")))?;
     }
     let (program, args) =
         a.command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
     Ok(ProfileSettings {
+        source_root,
         kernel: a.kernel.clone(),
         launch_skip: a.launch_skip,
         launch_count: a.launch_count,
@@ -329,6 +350,28 @@ fn profile(a: &ProfileArgs, out_base: PathBuf) -> Result<ProfileSettings> {
         out_base,
         program: PathBuf::from(program),
         args: args.to_vec(),
+    })
+}
+
+fn lines(a: &crate::cli::LinesArgs, env: &Env) -> Result<LinesSettings> {
+    let kernel = a
+        .kernel
+        .as_deref()
+        .map(|k| regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}"))))
+        .transpose()?;
+    let by = match a.by {
+        crate::cli::ByArg::Line => crate::lines::By::Line,
+        crate::cli::ByArg::Instruction => crate::lines::By::Instruction,
+    };
+    let source_root = a.source_root.clone().unwrap_or_else(|| env.cwd.clone());
+    if !source_root.is_dir() {
+        return Err(Error::usage(format!("`--source-root {}` is not a folder", source_root.display())));
+    }
+    Ok(LinesSettings {
+        reports: a.reports.clone(),
+        options: crate::lines::Options { kernel, top: (a.top > 0).then_some(a.top), per_launch: a.per_launch, by },
+        source_root,
+        sarif: a.sarif.clone(),
     })
 }
 

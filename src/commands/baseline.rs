@@ -14,7 +14,16 @@ use crate::settings::{BaselineSettings, Common};
 
 /// `coalprof baseline update RUN…`: load the runs, record them, say which file changed.
 pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
-    let runs = super::load(common, &b.runs)?;
+    let mut runs = super::load(common, &b.runs)?;
+    // Lines are recorded when a rule gates them, keyed by kernel and file:line.
+    if super::check::wants_lines(b.only_gated.as_deref().unwrap_or(&common.catalogue.rules)) {
+        let reports = super::check::line_reports(&b.runs, &b.source_root)?;
+        for (results, report) in runs.iter_mut().zip(&reports) {
+            if let Some(r) = report {
+                results.rows.extend(crate::lines::gate::rows(r));
+            }
+        }
+    }
     match &b.only_gated {
         Some(rules) => update_for_rules(&runs, &b.path, rules)?,
         None => update(&runs, &b.path)?,

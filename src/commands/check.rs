@@ -6,22 +6,84 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::gate::identity::identify;
 use crate::gate::{evaluate, github, junit, markdown, table, Baseline, Report};
+use crate::lines::LineReport;
 use crate::render::Format;
 use crate::results::Results;
 pub use crate::settings::CheckSettings;
 use crate::settings::{CheckCommand, Common};
 
-/// `coalprof check INPUT…`: load the inputs, then [`run`] on stdout and stderr.
+/// `coalprof check INPUT…`: load the inputs (with the per-line rows of `.ncu-rep` inputs when a
+/// rule gates lines), write the SARIF if asked, then [`run`] on stdout and stderr.
 pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
-    let inputs = super::load(common, &c.inputs)?;
+    let mut inputs = super::load(common, &c.inputs)?;
+    let lines = wants_lines(&c.check.rules);
+    let reports =
+        if lines || c.check.sarif.is_some() { line_reports(&c.inputs, &c.check.source_root)? } else { Vec::new() };
+    if lines {
+        for (results, report) in inputs.iter_mut().zip(&reports) {
+            if let Some(r) = report {
+                results.rows.extend(crate::lines::gate::rows(r));
+            }
+        }
+    }
+    if let Some(path) = &c.check.sarif {
+        write_sarif(path, &reports, &evaluate_report(&c.check, &inputs)?)?;
+    }
     let json = common.format == Format::Json;
     run(&c.check, &inputs, json, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+}
+
+/// Whether a rule could check a per-line metric: only then are `.ncu-rep` inputs read per line.
+pub(crate) fn wants_lines(rules: &[crate::gate::Rule]) -> bool {
+    rules.iter().any(|r| crate::lines::gate::KEYS.iter().any(|k| r.matches_metric(k)))
+}
+
+/// The line report of every `.ncu-rep` input (other inputs get none), all rows of every kernel.
+pub(crate) fn line_reports(inputs: &[PathBuf], source_root: &Path) -> Result<Vec<Option<LineReport>>, Error> {
+    (inputs.iter())
+        .map(|p| {
+            if crate::import::kind(p)? != crate::import::Kind::NcuRep {
+                return Ok(None);
+            }
+            let launches = crate::lines::read(std::slice::from_ref(p))?;
+            let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
+            let opts = crate::lines::Options::default();
+            Ok(Some(crate::lines::build(launches, &opts, &mut sources, &mut |_| None)))
+        })
+        .collect()
+}
+
+/// SARIF of every line report; a result's level is the worst verdict of its line's checks
+/// (`error` for a failed rule, `warning` for a warned one or none, `note` where rules passed).
+fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -> Result<(), Error> {
+    use crate::gate::Verdict;
+    let mut all =
+        LineReport { schema: crate::lines::aggregate::SCHEMA, rows: Vec::new(), notices: Vec::new(), arch: None };
+    for r in reports.iter().flatten() {
+        all.rows.extend(r.rows.iter().cloned());
+        all.arch = all.arch.take().or(r.arch.clone());
+    }
+    let level = |row: &crate::lines::LineRow| -> &'static str {
+        let Some(label) = crate::lines::gate::line_label(row) else { return "warning" };
+        let key = format!("{} @ {label}", row.kernel);
+        let mine: Vec<Verdict> = verdicts.checks.iter().filter(|c| c.row == key).map(|c| c.verdict).collect();
+        if mine.contains(&Verdict::Fail) {
+            "error"
+        } else if mine.contains(&Verdict::Warn) || mine.is_empty() {
+            "warning"
+        } else {
+            "note"
+        }
+    };
+    let log = crate::lines::sarif::sarif(&all, &level);
+    let text = serde_json::to_string_pretty(&log).map_err(|e| Error::Internal(format!("cannot encode SARIF: {e}")))?;
+    write_file(path, &(text + "\n"))
 }
 
 /// Load the baseline (if any) and evaluate; no outputs.

@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod build;
 pub mod check;
 pub mod doctor;
+pub mod lines;
 pub mod model;
 pub mod patterns;
 pub mod profile;

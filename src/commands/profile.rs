@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
+use crate::frame::launches::Grouping;
 use crate::import::Reader;
 use crate::profile::profiled_metrics;
 use crate::render::render;
@@ -26,6 +27,7 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         program: s.program.clone(),
         args: s.args.clone(),
         timeout: Some(s.profiler.timeout),
+        source_counters: crate::profile::source_counters(&ncu),
     };
     let mut echo = |line: &str| tracing::debug!(target: "ncu", "{line}");
     let profiled = ncu.profile(&request, &mut echo)?;
@@ -53,6 +55,8 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         }
         settings.insert("ncu_warnings".into(), serde_json::json!(profiled.warnings));
     }
+    results.worst_lines =
+        crate::profile::worst_lines(&report, &s.source_root, s.grouping == Grouping::PerLaunch, &|_| (None, None));
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved");
     super::print(&render(&results, common.format, common.style)?)?;

@@ -121,6 +121,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
         match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
             Ok(m) => {
                 results.rows.extend(m.rows);
+                results.worst_lines.extend(m.worst_lines);
                 let p = &mut results.provenance;
                 p.gpu = p.gpu.take().or(m.gpu);
                 p.compute_capability = p.compute_capability.take().or(m.cc);

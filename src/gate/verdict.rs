@@ -256,12 +256,16 @@ fn env_info(arch: &str, p: &Provenance) -> EnvironmentInfo {
 /// `skipped` check) and the row's metrics that a metric glob matches.
 fn metrics_for(rules: &[Rule], key: &str, row: &Row) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    // Per-line metrics are checked on line rows only, and kernel metrics on kernel rows only:
+    // a `match = "*"` rule must not turn every line into a `skipped` check.
+    let fits = |m: &str| crate::results::is_line_metric(m) == row.line.is_some();
     for rule in rules.iter().filter(|r| r.matches_row(key, &row.kernel)) {
         match rule.literal_metric() {
-            Some(m) => {
+            Some(m) if fits(m) => {
                 out.insert(m.to_string());
             }
-            None => out.extend(row.metrics.keys().filter(|m| rule.matches_metric(m)).cloned()),
+            Some(_) => {}
+            None => out.extend(row.metrics.keys().filter(|m| rule.matches_metric(m) && fits(m)).cloned()),
         }
     }
     out

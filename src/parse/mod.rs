@@ -96,6 +96,9 @@ pub struct SourceCounters {
     pub sources: Vec<(String, String)>,
     /// The SM revision of the module (SourceData.SMRevision), if present.
     pub sm_revision: Option<u32>,
+    /// The kernel's mangled name (ProfileResult field 5): its symbol in the cubin, which the
+    /// demangled `LaunchRecord::kernel` does not name when templates are overloaded.
+    pub mangled: Option<String>,
 }
 
 /// Parse `"(256, 1, 1)"` (ncu's Block Size / Grid Size columns).

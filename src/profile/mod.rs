@@ -68,6 +68,8 @@ pub struct Measured {
     pub passes: Vec<(String, u32)>,
     /// ncu's `==WARNING==` lines (kept in `run.json`, logged under `-v`).
     pub ncu_warnings: Vec<String>,
+    /// Each launch's worst source lines (when the report has source counters).
+    pub worst_lines: Vec<crate::results::WorstLine>,
 }
 
 /// What every pattern of a run is measured with.
@@ -103,6 +105,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         program: exe.to_path_buf(),
         args: kernel_args(&manifest_path, &plan, None),
         timeout: Some(settings.timeout),
+        source_counters: source_counters(ncu),
     };
     let bar = progress(pattern, plan.len());
     let mut on_line = |line: &str| {
@@ -123,12 +126,16 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     let entries = manifest::read(&manifest_path)?;
     manifest::check_against_plan(&entries, &plan).map_err(|m| Error::input(&manifest_path, m))?;
     let device = device_facts(&records);
+    let ids: Vec<Option<u64>> = records.iter().map(|r| r.id).collect();
     let names = catalogue.ncu_names();
     let mut launches = Launches::new(&names, Grouping::PerLaunch);
     for r in records {
         launches.push(r)?;
     }
     let joined = launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
+    // The join held, so launch i is entry i: ncu's result IDs name the variants' source lines.
+    let variant_of: std::collections::HashMap<u64, String> =
+        ids.iter().zip(&entries).filter_map(|(id, e)| Some(((*id)?, e.variant.clone()))).collect();
 
     crate::cancel::check()?;
     // 3. The timing run, outside the profiler: CUDA-event medians per variant.
@@ -151,6 +158,11 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
             row.params = v.params();
         }
     }
+    // Sources resolve against the checkout the kernels were built from.
+    let root = exe.ancestors().find(|d| d.join("metrics.toml").is_file()).unwrap_or(exe);
+    let worst_lines = worst_lines(&report, root, true, &|id| {
+        (Some(pattern.name().to_string()), id.and_then(|i| variant_of.get(&i).cloned()))
+    });
     Ok(Measured {
         rows,
         gpu: device.gpu,
@@ -158,10 +170,50 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         peak_bandwidth: device.peak_bandwidth,
         passes: profiled.passes,
         ncu_warnings: profiled.warnings,
+        worst_lines,
     })
 }
 
+/// The three worst source lines of each launch (or kernel) of `report`, for the run's tables
+/// and review; none (with a log line) when the report has no source counters or cannot be read
+/// for them. Paths are made relative to `root`.
+pub fn worst_lines(
+    report: &Path,
+    root: &Path,
+    per_launch: bool,
+    label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
+) -> Vec<crate::results::WorstLine> {
+    let launches = match crate::lines::read(&[report.to_path_buf()]) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!("no per-line attribution: {e}");
+            return Vec::new();
+        }
+    };
+    let mut sources = crate::lines::source::Sources::new(root.to_path_buf());
+    let opts = crate::lines::Options { per_launch, top: Some(3), ..Default::default() };
+    let lines = crate::lines::build(launches, &opts, &mut sources, &mut |_| None);
+    for n in &lines.notices {
+        tracing::info!("lines: {n}");
+    }
+    crate::lines::gate::worst_lines(&lines, label)
+}
+
 /// The executable's arguments: the manifest, timing flags, one `--variant` per variant.
+/// Whether to collect per-instruction counters (`coalprof lines`): when this ncu has the
+/// SourceCounters section; otherwise say once that lines will not be attributed.
+pub fn source_counters(ncu: &Ncu) -> bool {
+    let yes = ncu.has_section("SourceCounters");
+    if !yes {
+        tracing::warn!(
+            "{} has no SourceCounters section: the report will carry no per-instruction counters \
+             (`coalprof lines` needs them)",
+            ncu.path.display()
+        );
+    }
+    yes
+}
+
 pub fn kernel_args(manifest: &Path, plan: &[Variant], timing: Option<(u32, u32)>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec!["--manifest".into(), manifest.into()];
     if let Some((warmup, repeats)) = timing {

@@ -55,6 +55,7 @@ impl Exporter for Markdown {
                 out.push_str(&notes.join("\n"));
                 out.push_str("\n\n");
             }
+            out.push_str(&super::worst::markdown(&super::worst::of(results, pattern)));
             let files = plots.iter().find(|(p, _)| Some(p.as_str()) == pattern).map_or(&[][..], |(_, f)| &f[..]);
             for f in files {
                 let alt = f.trim_end_matches(".svg").replace("-bandwidth", " bandwidth");

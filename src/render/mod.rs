@@ -4,14 +4,16 @@
 mod columns;
 mod csv;
 mod json;
+pub mod lines;
 mod markdown;
 pub mod plot;
 mod table;
+mod worst;
 
 use crate::error::Result;
 use crate::results::Results;
 
-pub use columns::{Column, COLUMNS};
+pub use columns::{thousands, Column, COLUMNS};
 pub use plot::{plot_files, plots, Plot};
 
 /// Output formats (`--format`).

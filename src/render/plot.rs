@@ -511,6 +511,7 @@ mod tests {
             pattern: Some(pattern.into()),
             variant: Some(variant.into()),
             kernel: format!("{pattern}_kernel"),
+            line: None,
             id: None,
             launches: 1,
             grid: None,

@@ -57,6 +57,7 @@ impl Exporter for Table {
             }
             out.push_str(&t.to_string());
             out.push('\n');
+            out.push_str(&super::worst::terminal(&super::worst::of(results, pattern)));
         }
         let all: Vec<&Row> = results.rows.iter().collect();
         let notes = notes(&all);

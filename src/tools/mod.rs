@@ -8,6 +8,7 @@ pub mod cuobjdump;
 pub mod locate;
 pub mod ncu;
 pub mod nvcc;
+pub mod nvdisasm;
 pub mod process;
 pub mod smi;
 

@@ -29,6 +29,9 @@ pub struct ProfileRequest {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub timeout: Option<Duration>,
+    /// Also collect the SourceCounters section (per-instruction counters, the kernel's cubin)
+    /// and embed the CUDA sources (`--import-source yes`): what `coalprof lines` reads.
+    pub source_counters: bool,
 }
 
 /// What a successful profiling run reported besides the report file.
@@ -100,6 +103,9 @@ impl Ncu {
             .args(["--metrics", &r.metrics, "--cache-control", &r.cache_control, "--clock-control", &r.clock_control])
             .args(["--export".as_ref(), r.export.as_os_str()])
             .arg("--force-overwrite");
+        if r.source_counters {
+            c = c.args(["--section", "SourceCounters", "--import-source", "yes"]);
+        }
         if let Some(k) = &r.kernel_regex {
             c = c.args(["--kernel-name-base", "function", "--kernel-name"]).arg(format!("regex:{k}"));
         }
@@ -113,6 +119,22 @@ impl Ncu {
         c = c.arg(&r.program).args(r.args.iter().cloned()).timeout(r.timeout);
         let out = super::process::run_sync(&c, Some(on_line))?;
         classify(&c, &out, r)
+    }
+
+    /// Whether this ncu ships section `id` (`SourceCounters`): its section files lie in
+    /// `sections/` beside the binary or up to three folders above it
+    /// (`nsight-compute/target/<platform>/ncu`), or in an `nsight-compute*/sections` there (the
+    /// CUDA toolkit's `bin/ncu` wrapper). Asking for a section ncu lacks would fail the run.
+    pub fn has_section(&self, id: &str) -> bool {
+        let file = format!("{id}.section");
+        let real = self.path.canonicalize().unwrap_or_else(|_| self.path.clone());
+        real.ancestors().skip(1).take(4).any(|dir| {
+            dir.join("sections").join(&file).is_file()
+                || std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+                    e.file_name().to_string_lossy().starts_with("nsight-compute")
+                        && e.path().join("sections").join(&file).is_file()
+                })
+        })
     }
 
     /// `ncu --query-metrics --chip CHIP`: the base names of the metric catalogue.

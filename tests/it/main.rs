@@ -7,6 +7,10 @@ mod check; // `coalprof check`: rules × fixture runs × baseline → outputs an
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod kernels;
+mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
+mod lines_cubin;
+mod lines_gate; // `[[gate]]` rules and baselines on source lines
+mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin line-table reader against nvcc + nvdisasm
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`

@@ -62,6 +62,61 @@ fn fake_ncu_replaying_a_real_report_drives_the_profile_path_end_to_end() {
 }
 
 #[test]
+fn an_ncu_with_the_source_counters_section_collects_it_and_the_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path(), &fixture("ncu-rep/microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep"));
+    let run = |with_section: bool| -> Vec<String> {
+        let sections = dir.path().join("sections");
+        let _ = std::fs::remove_dir_all(&sections);
+        if with_section {
+            std::fs::create_dir_all(&sections).unwrap();
+            std::fs::write(sections.join("SourceCounters.section"), "Identifier: \"SourceCounters\"\n").unwrap();
+        }
+        coalprof()
+            .env("COALPROF_NCU", &ncu)
+            .args(["profile", "--out"])
+            .arg(dir.path().join("runs"))
+            .args(["--", "/opt/app"])
+            .ok_stdout();
+        std::fs::read_to_string(dir.path().join("args.txt")).unwrap().lines().map(str::to_string).collect()
+    };
+    let args = run(true);
+    assert!(args.windows(2).any(|w| w == ["--section", "SourceCounters"]), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--import-source", "yes"]), "{args:?}");
+    // An ncu without the section file would refuse `--section SourceCounters`: not asked.
+    let args = run(false);
+    assert!(!args.iter().any(|a| a == "SourceCounters"), "{args:?}");
+}
+
+#[test]
+fn the_review_of_a_profile_shows_the_lines_that_lines_diagnoses() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = fixture("ncu-rep/panjd123-cutlass_report80_2024.1.1.ncu-rep");
+    let ncu = fake_ncu(dir.path(), &report);
+    coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--out"])
+        .arg(dir.path().join("runs"))
+        .args(["--", "/opt/app"])
+        .ok_stdout();
+    let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    let md = String::from_utf8(coalprof().args(["report", "--format", "markdown"]).arg(&run).ok_stdout()).unwrap();
+    let lines = json(&coalprof().args(["lines", "--top", "3", "--format", "json"]).arg(&report).ok_stdout());
+    let diagnosed: Vec<String> = lines["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["diagnosis"].is_null() && !r["line"].is_null())
+        .map(|r| format!("{}:{}", r["file"].as_str().unwrap(), r["line"]))
+        .collect();
+    assert!(!diagnosed.is_empty());
+    assert!(md.contains("**Worst lines**"), "{md}");
+    for l in &diagnosed {
+        assert!(md.contains(l.as_str()), "{l} missing from the review:\n{md}");
+    }
+}
+
+#[test]
 fn no_kernels_profiled_names_the_filter_and_exits_5() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = dir.path().join("ncu");

@@ -35,6 +35,11 @@ pub fn real_nvcc(test: &str) -> Option<PathBuf> {
     tool(test, ".tools/cuda-home/bin/nvcc")
 }
 
+/// The project's nvdisasm (beside nvcc), or `None` with a loud notice.
+pub fn real_nvdisasm(test: &str) -> Option<PathBuf> {
+    tool(test, ".tools/cuda-home/bin/nvdisasm")
+}
+
 /// The Python of the test venv that holds NVIDIA's `ncu_report` (the native reader's oracle).
 pub fn real_ncu_report(test: &str) -> Option<PathBuf> {
     tool(test, ".tools/ncu-report/bin/python")
@@ -49,6 +54,11 @@ pub fn ncu_rep_fixtures() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// Any project-local tool under the checkout (`.tools/sarif/bin/python`), or `None` with a loud notice.
+pub fn tool_path(test: &str, rel: &str) -> Option<PathBuf> {
+    tool(test, rel)
 }
 
 fn tool(test: &str, rel: &str) -> Option<PathBuf> {

@@ -152,6 +152,7 @@ pub fn convert(
         d.and_then(|d| Some([u32::try_from(d.x).ok()?, u32::try_from(d.y).ok()?, u32::try_from(d.z).ok()?]))
     };
     let (grid, block) = launch_shape(dims(r.grid), dims(r.block), &metrics);
+    counters.mangled = Some(r.mangled.clone()).filter(|m| !m.is_empty());
     let kernel = [r.demangled, r.function, r.mangled].into_iter().find(|n| !n.is_empty()).unwrap_or_default();
     let record = LaunchRecord {
         id: Some(ctx.id),

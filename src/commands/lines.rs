@@ -1,0 +1,80 @@
+//! `coalprof lines REPORT…`: which source line (or SASS instruction) wastes the bandwidth.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::lines::aggregate::Sass;
+use crate::lines::source::Sources;
+use crate::settings::{Common, LinesSettings};
+use crate::tools::nvdisasm::Nvdisasm;
+
+pub fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
+    let launches = crate::lines::read(&s.reports)?;
+    let matched =
+        launches.iter().filter(|(r, _)| s.options.kernel.as_ref().is_none_or(|re| re.is_match(&r.kernel))).count();
+    if matched == 0 {
+        return Err(Error::nothing_matched(
+            "no kernel launch in the reports matches".to_string(),
+            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
+        ));
+    }
+    let mut sources = Sources::new(s.source_root.clone());
+    let mut disassembly = Disassembly::new(common);
+    let mut report = crate::lines::build(launches, &s.options, &mut sources, &mut |b| disassembly.sass(b));
+    report.notices.extend(disassembly.notice);
+    super::print(&crate::render::lines::render(&report, common.format, common.style)?)?;
+    if let Some(path) = &s.sarif {
+        let log = crate::lines::sarif::sarif(&report, &|_| "warning");
+        let text = serde_json::to_string_pretty(&log).map_err(|e| Error::usage(format!("cannot encode SARIF: {e}")))?;
+        std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// nvdisasm over a report's cubins, if it is installed; its absence or failure is one notice.
+struct Disassembly {
+    nvdisasm: Option<Nvdisasm>,
+    notice: Option<String>,
+}
+
+impl Disassembly {
+    fn new(common: &Common) -> Disassembly {
+        match common.tools.cuda_binary("nvdisasm") {
+            Ok(found) => Disassembly { nvdisasm: Some(Nvdisasm { path: found.path }), notice: None },
+            Err(_) => Disassembly {
+                nvdisasm: None,
+                notice: Some("nvdisasm not found: SASS text left out (op and width are from the counters)".into()),
+            },
+        }
+    }
+
+    fn sass(&mut self, cubin: &[u8]) -> Option<Sass> {
+        let nvdisasm = self.nvdisasm.as_ref()?;
+        let result = tempfile::Builder::new()
+            .suffix(".cubin")
+            .tempfile()
+            .and_then(|mut f| std::io::Write::write_all(&mut f, cubin).map(|_| f))
+            .map_err(|e| e.to_string())
+            .and_then(|f| nvdisasm.disassemble(f.path()).map_err(|e| e.to_string()));
+        match result {
+            Ok(functions) => Some(
+                functions
+                    .into_iter()
+                    .map(|(f, ins)| (f, ins.into_iter().map(|i| (i.offset, i.text)).collect::<BTreeMap<_, _>>()))
+                    .collect(),
+            ),
+            Err(e) => {
+                let first = e
+                    .lines()
+                    .find(|l| l.contains("fatal") || l.contains("error"))
+                    .unwrap_or(e.lines().next().unwrap_or(""));
+                self.notice.get_or_insert(format!(
+                    "nvdisasm could not disassemble a kernel's cubin, SASS text left out: {}",
+                    first.trim()
+                ));
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! SARIF 2.1.0 for GitHub code scanning: one result per wasteful source line, on three rules
+//! (uncoalesced global load, uncoalesced global store, shared-memory bank conflict), with the
+//! numbers and the fix in the message, the repository-relative path and line, and a fingerprint
+//! that survives re-runs (rule, kernel, path and the line's code; not its number, so an edit
+//! above it does not turn it into a new alert).
+//!
+//! GitHub's accepted subset and limits are followed: `tool.driver.rules` with short, full and
+//! help texts; one location per result; at most [`MAX_RESULTS`] results, worst first.
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::diagnose::Waste;
+use super::{LineReport, LineRow};
+
+/// `1572864` → `1,572,864` (the render module's helper is not reachable from here: render
+/// depends on lines).
+fn thousands(n: i128) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// GitHub keeps only the top 5,000 results of a run.
+pub const MAX_RESULTS: usize = 5000;
+
+/// The SARIF level of a finding: `error` where a gate rule fails it, else `warning`.
+pub type Level<'a> = &'a dyn Fn(&LineRow) -> &'static str;
+
+/// The SARIF log of `report`'s findings (rows with a waste and a source line).
+pub fn sarif(report: &LineReport, level: Level) -> Value {
+    let rules: Vec<Value> = Waste::ALL
+        .iter()
+        .map(|w| {
+            json!({
+                "id": w.id(),
+                "name": w.name(),
+                "shortDescription": { "text": w.title() },
+                "fullDescription": { "text": w.description() },
+                "help": { "text": w.help(), "markdown": w.help() },
+                "defaultConfiguration": { "level": "warning" },
+                "properties": {
+                    "tags": ["performance", "cuda", if *w == Waste::BankConflict { "shared-memory" } else { "memory-coalescing" }],
+                    "precision": "high",
+                    "problem.severity": "warning"
+                }
+            })
+        })
+        .collect();
+    let mut findings: Vec<&LineRow> =
+        report.rows.iter().filter(|r| r.waste.is_some() && r.line.is_some() && r.file.is_some()).collect();
+    findings.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+    let results: Vec<Value> = findings.into_iter().take(MAX_RESULTS).map(|r| result(r, level)).collect();
+    let arch = report.arch.as_deref().unwrap_or("unknown");
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "coalprof",
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/coalprof/coalprof",
+                "rules": rules
+            }},
+            "automationDetails": { "id": format!("coalprof/{arch}/") },
+            "results": results
+        }]
+    })
+}
+
+/// What ranks findings: excess sectors, else excess shared wavefronts.
+fn weight(r: &LineRow) -> f64 {
+    r.excess_sectors.filter(|&e| e > 0.0).or(r.shared_excess_wavefronts).unwrap_or(0.0)
+}
+
+fn result(r: &LineRow, level: Level) -> Value {
+    let waste = r.waste.expect("only findings are results");
+    let index = Waste::ALL.iter().position(|w| *w == waste).unwrap_or(0);
+    let uri = r.path.clone().unwrap_or_else(|| file_uri(r.file.as_deref().unwrap_or_default()));
+    let mut numbers = Vec::new();
+    if let (Some(spr), Some(ideal)) = (r.sectors_per_request, r.ideal_sectors_per_request) {
+        numbers.push(format!("{spr:.1} sectors/request (ideal {ideal:.1})"));
+    }
+    if let Some(e) = r.excess_sectors.filter(|&e| e > 0.0) {
+        let share = r.excess_share.map(|s| format!(" ({:.0}% of the kernel's excess)", s * 100.0)).unwrap_or_default();
+        numbers.push(format!("{} excess L2 sectors{share}", thousands(e.round() as i128)));
+    }
+    if let (Some(w), Some(i)) = (r.shared_wavefronts, r.shared_ideal_wavefronts) {
+        if w > i {
+            numbers.push(format!("{} shared wavefronts for an ideal {}", thousands(w as i128), thousands(i as i128)));
+        }
+    }
+    let text = format!(
+        "{}: {}. {}. Fix: {}",
+        r.kernel,
+        numbers.join("; "),
+        r.diagnosis.as_deref().unwrap_or(waste.title()),
+        waste.help()
+    );
+    let fingerprint = {
+        let mut h = Sha256::new();
+        for part in [waste.id(), &r.kernel, &uri, r.source.as_deref().unwrap_or_default()] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    json!({
+        "ruleId": waste.id(),
+        "ruleIndex": index,
+        "level": level(r),
+        "message": { "text": text },
+        "locations": [{ "physicalLocation": {
+            "artifactLocation": { "uri": uri },
+            "region": { "startLine": r.line.unwrap_or(1) }
+        }}],
+        "partialFingerprints": { "coalprofLine/v1": fingerprint },
+        "properties": {
+            "kernel": r.kernel,
+            "excess_sectors": r.excess_sectors,
+            "sectors_per_request": r.sectors_per_request,
+            "shared_wavefronts": r.shared_wavefronts,
+            "shared_ideal_wavefronts": r.shared_ideal_wavefronts
+        }
+    })
+}
+
+/// An absolute path the checkout does not hold, as a `file://` URI (GitHub rewrites those
+/// under its checkout path); a relative one stays as it is.
+fn file_uri(path: &str) -> String {
+    if path.starts_with('/') {
+        let escaped: String = path
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        format!("file://{escaped}")
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(line: Option<u32>, path: Option<&str>) -> LineRow {
+        LineRow {
+            kernel: "k".into(),
+            file: Some("/build/my kernels/k.cu".into()),
+            line,
+            path: path.map(str::to_string),
+            sectors: Some(3200.0),
+            requests: Some(100.0),
+            excess_sectors: Some(2800.0),
+            waste: Some(Waste::UncoalescedLoad),
+            source: Some("x = a[i * n];".into()),
+            ..LineRow::default()
+        }
+    }
+
+    fn report(rows: Vec<LineRow>) -> LineReport {
+        LineReport { schema: super::super::aggregate::SCHEMA, rows, notices: Vec::new(), arch: Some("sm_90".into()) }
+    }
+
+    #[test]
+    fn only_rows_with_a_line_are_results_and_paths_outside_the_checkout_are_file_uris() {
+        let log = sarif(&report(vec![row(None, None), row(Some(7), None)]), &|_| "error");
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1);
+        let loc = &results[0]["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "file:///build/my%20kernels/k.cu");
+        assert_eq!((loc["region"]["startLine"].as_u64(), results[0]["level"].as_str()), (Some(7), Some("error")));
+    }
+
+    #[test]
+    fn a_fingerprint_survives_the_line_moving_but_not_the_code_changing() {
+        let print = |r: LineRow| {
+            sarif(&report(vec![r]), &|_| "warning")["runs"][0]["results"][0]["partialFingerprints"].clone()
+        };
+        let at7 = print(row(Some(7), Some("kernels/k.cu")));
+        assert_eq!(at7, print(row(Some(9), Some("kernels/k.cu"))));
+        let mut edited = row(Some(7), Some("kernels/k.cu"));
+        edited.source = Some("x = a[i];".into());
+        assert_ne!(at7, print(edited));
+    }
+}

@@ -1,0 +1,89 @@
+//! Exporters of `coalprof lines`: one file per format behind one small trait, as for the
+//! results table. Every format renders the same [`LineReport`]; table, markdown and CSV share
+//! the column model below.
+
+mod csv;
+mod json;
+mod markdown;
+mod table;
+
+use super::columns::thousands;
+use super::{Format, Style};
+use crate::error::Result;
+use crate::lines::{LineReport, LineRow};
+
+pub use markdown::worst_lines;
+
+/// One output format of the line report.
+pub trait LinesExporter {
+    fn render(&self, report: &LineReport, style: Style) -> Result<String>;
+}
+
+pub fn exporter(format: Format) -> Box<dyn LinesExporter> {
+    match format {
+        Format::Table => Box::new(table::Table),
+        Format::Markdown => Box::new(markdown::Markdown),
+        Format::Json => Box::new(json::Json),
+        Format::Csv => Box::new(csv::Csv),
+    }
+}
+
+/// Render `report` in `format`.
+pub fn render(report: &LineReport, format: Format, style: Style) -> Result<String> {
+    exporter(format).render(report, style)
+}
+
+/// The rows of each kernel (or launch), in report order.
+pub(crate) fn kernels(report: &LineReport) -> Vec<(String, Vec<&LineRow>)> {
+    let mut out: Vec<(String, Vec<&LineRow>)> = Vec::new();
+    for r in &report.rows {
+        let title = match r.launch {
+            Some(id) => format!("{} (launch {id})", r.kernel),
+            None if r.launches > 1 => format!("{} ({} launches summed)", r.kernel, r.launches),
+            None => r.kernel.clone(),
+        };
+        match out.last_mut() {
+            Some((t, rows)) if *t == title => rows.push(r),
+            _ => out.push((title, vec![r])),
+        }
+    }
+    out
+}
+
+/// `kernels/gemm.cu:42`, or `+0x1a0` for an instruction without a line.
+pub(crate) fn location(r: &LineRow) -> String {
+    let file = r.path.as_deref().or(r.file.as_deref());
+    match (file, r.line, r.pc_offset) {
+        (Some(f), Some(l), Some(pc)) => format!("{f}:{l} +{pc:#x}"),
+        (Some(f), Some(l), None) => format!("{f}:{l}"),
+        (_, _, Some(pc)) => format!("+{pc:#x}"),
+        _ => "?".into(),
+    }
+}
+
+/// A column: its header and its cell text ("–" where the report has no number).
+pub(crate) type ColumnDef = (&'static str, fn(&LineRow) -> Option<String>);
+
+/// The columns people read.
+pub(crate) const COLUMNS: &[ColumnDef] = &[
+    ("op", |r| r.op.clone()),
+    ("bytes", |r| r.access_bytes.map(|b| b.to_string())),
+    ("executions", |r| r.executions.map(count)),
+    ("requests", |r| r.requests.map(count)),
+    ("sectors", |r| r.sectors.map(count)),
+    ("ideal", |r| r.ideal_sectors.map(count)),
+    ("excess", |r| r.excess_sectors.map(count)),
+    ("share", |r| r.excess_share.map(|s| format!("{:.0}%", s * 100.0))),
+    ("sect/req", |r| r.sectors_per_request.map(|v| format!("{v:.2}"))),
+    ("shared wf", |r| r.shared_wavefronts.map(count)),
+    ("ideal wf", |r| r.shared_ideal_wavefronts.map(count)),
+];
+
+fn count(v: f64) -> String {
+    thousands(v.round() as i128)
+}
+
+/// The code shown for a row: the source line, else the SASS.
+pub(crate) fn code(r: &LineRow) -> String {
+    r.source.clone().or_else(|| r.sass.clone()).unwrap_or_default()
+}

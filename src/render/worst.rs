@@ -1,0 +1,75 @@
+//! The worst source lines under a pattern's (or the kernels') table: named in the terminal
+//! table, listed with their code in the markdown review.
+
+use super::columns::thousands;
+use crate::results::{Results, WorstLine};
+
+/// The worst lines belonging to one table: those of `pattern`, or of no pattern.
+pub fn of<'a>(results: &'a Results, pattern: Option<&str>) -> Vec<&'a WorstLine> {
+    results.worst_lines.iter().filter(|w| w.pattern.as_deref() == pattern).collect()
+}
+
+fn who(w: &WorstLine) -> String {
+    w.variant.clone().unwrap_or_else(|| w.kernel.clone())
+}
+
+fn numbers(w: &WorstLine) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = w.sectors_per_request {
+        let ideal = w.ideal_sectors_per_request.map(|i| format!(" (ideal {i:.1})")).unwrap_or_default();
+        parts.push(format!("{s:.1} sectors/request{ideal}"));
+    }
+    if let Some(e) = w.excess_sectors.filter(|&e| e > 0.0) {
+        let share = w.excess_share.map(|s| format!(", {:.0}% of the kernel's", s * 100.0)).unwrap_or_default();
+        parts.push(format!("{} excess sectors{share}", thousands(e.round() as i128)));
+    }
+    if let Some(n) = w.shared_ways.filter(|&n| n > 1.0) {
+        parts.push(format!("{n:.1} shared wavefronts per ideal"));
+    }
+    parts.join("; ")
+}
+
+/// `worst line: stride_8: kernels/stride.cu:20 — 32.0 sectors/request …`, the first per launch.
+pub fn terminal(lines: &[&WorstLine]) -> String {
+    let mut out = String::new();
+    let mut seen = Vec::new();
+    for w in lines {
+        let key = (w.variant.clone(), w.kernel.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        out.push_str(&format!("worst line: {}: {} — {}\n", who(w), w.location, numbers(w)));
+    }
+    out
+}
+
+/// A markdown table of the lines, code included, and the diagnoses under it.
+pub fn markdown(lines: &[&WorstLine]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let esc = |s: &str| s.replace('|', "\\|").replace('`', "'").split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::from("**Worst lines**\n\n| launch | line | op | numbers | code |\n|:--|:--|:--|:--|:--|\n");
+    for w in lines {
+        let code = w.code.as_deref().map(|c| format!("`{}`", esc(c))).unwrap_or_default();
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {code} |\n",
+            esc(&who(w)),
+            esc(&w.location),
+            w.op.as_deref().unwrap_or("–"),
+            esc(&numbers(w))
+        ));
+    }
+    out.push('\n');
+    for w in lines.iter().filter(|w| w.diagnosis.is_some()) {
+        out.push_str(&format!(
+            "- `{}` {}: {}\n",
+            esc(&who(w)),
+            esc(&w.location),
+            esc(w.diagnosis.as_deref().unwrap_or_default())
+        ));
+    }
+    out.push('\n');
+    out
+}

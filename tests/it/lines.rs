@@ -1,0 +1,303 @@
+//! `coalprof lines` on the real fixture reports with source counters, against two oracles:
+//! NVIDIA's `ncu_report` (every instruction of every launch: its source line from
+//! `source_info(pc)`, its instanced counters; tests/oracle/ncu_report_lines.py) and ncu 2022.3's
+//! own source page (`--page source --print-source cuda,sass`, per line, summed over launches;
+//! the CSVs in tests/fixtures/ncu/2022/). Plus what a user sees: notes, exit codes, formats.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use coalprof::lines::cubin::base_name;
+use coalprof::lines::instructions as names;
+use serde_json::Value;
+
+use crate::util::{coalprof, fixture, json, real_ncu_report, root, OkStdout};
+
+/// The fixture reports with per-instruction counters (SOURCES.md's `src` column).
+const WITH_SOURCE_COUNTERS: &[&str] = &[
+    "microgpusim_vectoradd_100_32_gtx1080_2019",
+    "microgpusim_vectoradd_102400_32_gtx1080_2019",
+    "bwd29-self-join-MiSTIC_profileBIGCROSS3.out_2020.3.0",
+    "thedavidchu-speedy_scan_profile_2020.3.1",
+    "eschnett-IndexSpaces.jl_profile_2022.1.1",
+    "NVIDIA-nsight-training_manual_nvtx_2022.3.0",
+    "bwd29-self-join-MiSTIC_profileHiggs.out_2022.4.0",
+    "flyinglandlord-sglang_profile_2023.3.0",
+    "panjd123-cutlass_report80_2024.1.1",
+];
+
+fn report(stem: &str) -> std::path::PathBuf {
+    fixture(&format!("ncu-rep/{stem}.ncu-rep"))
+}
+
+fn lines_json(args: &[&str], path: &Path) -> Value {
+    json(&coalprof().arg("lines").args(args).args(["--top", "0", "--format", "json"]).arg(path).ok_stdout())
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+/// JSON field ← the instanced metrics it may come from (the oracle gives their values).
+fn fields() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        ("executions", names::EXECUTIONS),
+        ("requests", names::REQUESTS),
+        ("sectors", names::SECTORS),
+        ("ideal_sectors", names::IDEAL_SECTORS),
+        ("shared_wavefronts", names::SHARED_WAVEFRONTS),
+        ("shared_ideal_wavefronts", names::SHARED_IDEAL),
+    ]
+}
+
+#[test]
+fn every_instruction_equals_ncu_report() {
+    let Some(python) = real_ncu_report("lines: every_instruction_equals_ncu_report") else { return };
+    let all_names: Vec<&str> = fields().iter().flat_map(|(_, n)| n.iter().copied()).chain(["memory_type"]).collect();
+    let (mut compared, mut located, mut with_code) = (0usize, 0usize, 0usize);
+    for stem in WITH_SOURCE_COUNTERS {
+        let path = report(stem);
+        let out = Command::new(&python)
+            .arg(root().join("tests/oracle/ncu_report_lines.py"))
+            .arg(&path)
+            .args(&all_names)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{stem}: ncu_report: {}", String::from_utf8_lossy(&out.stderr));
+        let oracle: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ours = lines_json(&["--per-launch", "--by", "instruction"], &path);
+        let mut by_launch: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+        for r in ours["rows"].as_array().unwrap() {
+            by_launch.entry(r["launch"].as_u64().expect("--per-launch gives the launch id")).or_default().push(r);
+        }
+        let launches = oracle["launches"].as_array().unwrap();
+        // Launch ids are in file order, as ncu_report lists them; launches without memory
+        // instructions have no rows, so match by id.
+        for (i, expected) in launches.iter().enumerate() {
+            let fpc = expected["function_pc"].as_u64();
+            let rows = by_launch.get(&(i as u64)).cloned().unwrap_or_default();
+            let mut want: BTreeMap<u64, &serde_json::Map<String, Value>> = BTreeMap::new();
+            for (pc, e) in expected["pcs"].as_object().unwrap() {
+                let e = e.as_object().unwrap();
+                let space = e.get("memory_type").and_then(Value::as_u64).unwrap_or(0);
+                let executed = e.get("inst_executed").and_then(Value::as_f64).unwrap_or(1.0) > 0.0;
+                if space & (4 | 16) != 0 && executed {
+                    want.insert(pc.parse::<u64>().unwrap() - fpc.unwrap(), e);
+                }
+            }
+            let got: BTreeMap<u64, &Value> = rows.iter().map(|r| (r["pc_offset"].as_u64().unwrap(), *r)).collect();
+            assert_eq!(
+                got.keys().collect::<Vec<_>>(),
+                want.keys().collect::<Vec<_>>(),
+                "{stem} launch {i}: memory instructions (offsets)"
+            );
+            for (off, e) in &want {
+                let r = got[off];
+                assert_eq!(r["kernel"].as_str(), expected["kernel"].as_str(), "{stem} launch {i}");
+                for (field, metric_names) in fields() {
+                    let oracle = metric_names.iter().find_map(|n| e.get(*n).and_then(Value::as_f64));
+                    assert_eq!(num(&r[field]), oracle, "{stem} launch {i} +{off:#x}: {field}");
+                }
+                let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
+                assert_eq!(r["line"].as_u64(), line, "{stem} launch {i} +{off:#x}: line");
+                if let Some(l) = line {
+                    assert_eq!(r["file"], e["file"], "{stem} launch {i} +{off:#x}: file");
+                    located += 1;
+                    // The code shown is the embedded source's line, where the report embeds it.
+                    let text = e["file"].as_str().and_then(|f| expected["sources"][f].as_str());
+                    if let Some(text) = text {
+                        let want = text.lines().nth(l as usize - 1).map(str::trim);
+                        assert_eq!(r["source"].as_str(), want, "{stem} launch {i} +{off:#x}: source text");
+                        with_code += 1;
+                    }
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        compared > 500 && located > 300 && with_code > 100,
+        "compared {compared} instructions, {located} with a line, {with_code} with embedded code"
+    );
+}
+
+/// ncu's source page, per (kernel base name, file, line): the memory columns summed over
+/// every launch it lists.
+fn ncu_source_page(csv_path: &Path) -> BTreeMap<(String, String, u64), BTreeMap<&'static str, f64>> {
+    let columns: &[(&str, &[&str])] = &[
+        ("requests", &["L1 Tag Requests Global"]),
+        ("sectors", &["L2 Theoretical Sectors Global", "L2 Sectors Global", "Memory L2 Transactions Global"]),
+        ("ideal_sectors", &["L2 Theoretical Sectors Global Ideal", "L2 Sectors Global Ideal"]),
+        ("excess_sectors", &["L2 Theoretical Sectors Global Excessive", "L2 Sectors Global Excessive"]),
+        ("shared_wavefronts", &["L1 Wavefronts Shared", "L1 Sectors Shared"]),
+        ("shared_ideal_wavefronts", &["L1 Wavefronts Shared Ideal", "L1 Sectors Shared Ideal"]),
+    ];
+    let text = std::fs::read_to_string(csv_path).unwrap();
+    let mut out: BTreeMap<(String, String, u64), BTreeMap<&'static str, f64>> = BTreeMap::new();
+    let (mut file, mut function, mut header): (String, String, Vec<String>) = Default::default();
+    for line in text.lines().filter(|l| l.starts_with('"')) {
+        let cells: Vec<String> = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(line.as_bytes())
+            .records()
+            .next()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(str::to_string)
+            .collect();
+        match cells[0].as_str() {
+            "File Path" => file = cells[1].clone(),
+            "Function Name" => function = base_name(&cells[1]).to_string(),
+            "Line No" => header = cells,
+            n if !n.is_empty() => {
+                let line: u64 = n.parse().unwrap();
+                let entry = out.entry((function.clone(), file.clone(), line)).or_default();
+                for (field, labels) in columns {
+                    let col = labels.iter().find_map(|l| header.iter().position(|h| h == l));
+                    if let Some(v) = col.and_then(|c| cells.get(c)).and_then(|v| v.replace(',', "").parse::<f64>().ok())
+                    {
+                        *entry.entry(field).or_default() += v;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.retain(|_, v| v.values().any(|&x| x > 0.0));
+    out
+}
+
+#[test]
+fn every_line_equals_ncu_2022_3_source_page() {
+    for stem in [
+        "microgpusim_vectoradd_100_32_gtx1080_2019",
+        "NVIDIA-nsight-training_manual_nvtx_2022.3.0",
+        "eschnett-IndexSpaces.jl_profile_2022.1.1",
+    ] {
+        let expected = ncu_source_page(&fixture(&format!("ncu/2022/import_ncu2022_3_{stem}_source_cuda_sass.csv")));
+        assert!(!expected.is_empty(), "{stem}: the source page has no memory line");
+        let ours = lines_json(&[], &report(stem));
+        let mut got: BTreeMap<(String, String, u64), BTreeMap<&'static str, f64>> = BTreeMap::new();
+        for r in ours["rows"].as_array().unwrap() {
+            let (Some(file), Some(line)) = (r["file"].as_str(), r["line"].as_u64()) else { continue };
+            let e =
+                got.entry((base_name(r["kernel"].as_str().unwrap()).to_string(), file.to_string(), line)).or_default();
+            for f in [
+                "requests",
+                "sectors",
+                "ideal_sectors",
+                "excess_sectors",
+                "shared_wavefronts",
+                "shared_ideal_wavefronts",
+            ] {
+                if let Some(v) = r[f].as_f64() {
+                    *e.entry(f).or_default() += v;
+                }
+            }
+        }
+        got.retain(|_, v| v.values().any(|&x| x > 0.0));
+        assert_eq!(got.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "{stem}: lines");
+        for (k, want) in &expected {
+            for (f, v) in want {
+                // ncu prints 0 where the report has no such counter; coalprof says null.
+                assert_eq!(got[k].get(f).copied().unwrap_or(0.0), *v, "{stem} {k:?}: {f}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_report_without_line_info_says_so_and_keeps_instruction_rows() {
+    let out = coalprof()
+        .args(["lines", "--format", "json"])
+        .arg(report("thedavidchu-speedy_scan_profile_2020.3.1"))
+        .ok_stdout();
+    let v = json(&out);
+    let notices = v["notices"].to_string();
+    assert!(notices.contains("-lineinfo"), "{notices}");
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r["line"].is_null() && r["pc_offset"].is_u64()));
+}
+
+#[test]
+fn a_report_without_source_counters_says_how_to_get_them() {
+    let out = coalprof()
+        .args(["lines", "--format", "json"])
+        .arg(report("muellernico_raytracing_baseline1_rtx4080_ncu2024_3"))
+        .ok_stdout();
+    let v = json(&out);
+    assert!(v["rows"].as_array().unwrap().is_empty());
+    assert!(v["notices"].to_string().contains("SourceCounters"), "{}", v["notices"]);
+}
+
+#[test]
+fn bad_inputs_are_one_error_and_an_exit_code() {
+    let csv = fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_source_sass.csv");
+    let a = coalprof().arg("lines").arg(&csv).assert().code(3);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.starts_with("error: ") && err.contains("not an .ncu-rep"), "{err}");
+    coalprof()
+        .args(["lines", "--kernel", "("])
+        .arg(report("NVIDIA-nsight-training_manual_nvtx_2022.3.0"))
+        .assert()
+        .code(2);
+    coalprof()
+        .args(["lines", "--kernel", "^nope$"])
+        .arg(report("NVIDIA-nsight-training_manual_nvtx_2022.3.0"))
+        .assert()
+        .code(5);
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.ncu-rep");
+    let bytes = std::fs::read(report("NVIDIA-nsight-training_manual_nvtx_2022.3.0")).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let a = coalprof().arg("lines").arg(&cut).assert().code(3);
+    assert!(String::from_utf8_lossy(&a.get_output().stderr).starts_with("error: "));
+}
+
+#[test]
+fn every_format_renders_the_same_rows() {
+    let path = report("panjd123-cutlass_report80_2024.1.1");
+    let v = lines_json(&[], &path);
+    let n = v["rows"].as_array().unwrap().len();
+    assert!(n > 0);
+    let csv = coalprof().args(["lines", "--top", "0", "--format", "csv"]).arg(&path).ok_stdout();
+    assert_eq!(String::from_utf8(csv).unwrap().lines().count(), n + 1, "csv: header + one line per row");
+    let md = String::from_utf8(coalprof().args(["lines", "--format", "markdown"]).arg(&path).ok_stdout()).unwrap();
+    assert!(md.contains("| location |") && md.contains("## `"), "{md}");
+    let table = String::from_utf8(coalprof().args(["lines"]).arg(&path).ok_stdout()).unwrap();
+    assert!(table.contains("location") && table.contains("sect/req"), "{table}");
+}
+
+#[test]
+fn instruction_rows_carry_nvdisasm_sass_of_their_op() {
+    if crate::util::real_nvdisasm("instruction_rows_carry_nvdisasm_sass").is_none() {
+        return;
+    }
+    let v = lines_json(&["--by", "instruction"], &report("NVIDIA-nsight-training_manual_nvtx_2022.3.0"));
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        let sass = r["sass"].as_str().unwrap_or_else(|| panic!("no SASS: {r}"));
+        let op = r["op"].as_str().unwrap();
+        let want = if op.contains("load") { "LDG" } else { "STG" };
+        assert!(sass.starts_with(want), "{op}: `{sass}`");
+    }
+}
+
+#[test]
+fn numbers_a_report_lacks_are_null_not_zero() {
+    // A 2019 report: L2 transactions per instruction, but no L1 tag requests and no ideal.
+    let v = lines_json(&["--by", "instruction"], &report("microgpusim_vectoradd_100_32_gtx1080_2019"));
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert!(r["sectors"].is_u64(), "{r}");
+        for absent in ["requests", "ideal_sectors", "excess_sectors", "sectors_per_request", "excess_share"] {
+            assert!(r[absent].is_null(), "{absent} should be null: {r}");
+        }
+        assert!(r["diagnosis"].is_null(), "no diagnosis without requests: {r}");
+    }
+}
