@@ -6,6 +6,7 @@
 pub mod build;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod error;
 pub mod exit;
 pub mod frame;
@@ -21,6 +22,8 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod settings;
+pub mod slurm;
+pub mod spread;
 pub mod store;
 pub mod tools;
 
@@ -59,6 +62,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Report(run) => commands::report::run(&common, run),
         Settings::Model(m) => commands::model::run(&common, m),
         Settings::Check(c) => commands::gate::check(&common, c),
+        Settings::Compare(c) => commands::compare::run(&common, c),
         Settings::BaselineUpdate(b) => commands::gate::baseline_update(&common, b),
         Settings::Doctor => commands::doctor::run(&common),
     }

@@ -11,7 +11,8 @@ use crate::render::Format;
 use crate::results::Results;
 use crate::settings::{BaselineSettings, CheckCommand, Common};
 
-fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
+/// Read each input as `check` does (reports grouped per kernel and launch shape).
+pub(crate) fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
     let find_ncu = || common.ncu();
     let reader = Reader {
         catalogue: &common.catalogue,

@@ -26,6 +26,7 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         program: s.program.clone(),
         args: s.args.clone(),
         timeout: Some(s.profiler.timeout),
+        env: Vec::new(),
     };
     let mut echo = |line: &str| tracing::debug!(target: "ncu", "{line}");
     let profiled = ncu.profile(&request, &mut echo)?;

@@ -17,10 +17,15 @@ use crate::tools::nvcc::Nvcc;
 use crate::tools::ToolError;
 
 pub fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
+    // Under Slurm each task chooses its backend on its own node, where the GPUs are.
+    if let Some(slurm) = &s.slurm {
+        return crate::slurm::run(common, s, slurm);
+    }
     let (backend, notice) = choose(common, s)?;
     let model = ModelSettings { l2_fetch_bytes: s.l2_fetch_bytes };
-    let (results, exit) = match backend {
-        Backend::Model => (predicted(common, s, &model, notice)?, Exit::Ok),
+    let (results, exit) = match (backend, &s.gpus) {
+        (Backend::Model, _) => (predicted(common, s, &model, notice)?, Exit::Ok),
+        (_, Some(picks)) => super::spread::measured(common, s, &model, picks)?,
         _ => measured(common, s, &model)?,
     };
     super::print(&render(&results, common.format, common.style)?)?;
@@ -41,7 +46,7 @@ fn choose(common: &Common, s: &RunSettings) -> Result<(Backend, Option<String>)>
     }
 }
 
-fn provenance(backend: &str) -> Provenance {
+pub(crate) fn provenance(backend: &str) -> Provenance {
     Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: backend.into(), ..Provenance::default() }
 }
 
@@ -106,6 +111,8 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
         settings: &s.profiler,
         rep_reader: common.rep_reader,
         model,
+        env: &[],
+        progress: true,
     };
     for b in &built {
         match measure(b.pattern, s.sizing, &b.exe, &profiler, &dir) {
@@ -135,7 +142,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
 }
 
 /// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.
-fn fatal(e: &Error) -> bool {
+pub(crate) fn fatal(e: &Error) -> bool {
     matches!(
         e,
         Error::Unavailable { .. }

@@ -16,6 +16,7 @@ pub mod derive;
 mod formula;
 pub mod join;
 pub mod launches;
+pub mod side_by_side;
 
 use polars::prelude::*;
 

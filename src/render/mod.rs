@@ -11,7 +11,7 @@ mod table;
 use crate::error::Result;
 use crate::results::Results;
 
-pub use columns::{Column, COLUMNS};
+pub use columns::{Column, Fmt, COLUMNS};
 pub use plot::{plot_files, plots, Plot};
 
 /// Output formats (`--format`).

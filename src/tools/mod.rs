@@ -9,6 +9,7 @@ pub mod locate;
 pub mod ncu;
 pub mod nvcc;
 pub mod process;
+pub mod slurm;
 pub mod smi;
 
 use std::time::Duration;

@@ -29,6 +29,9 @@ pub struct ProfileRequest {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub timeout: Option<Duration>,
+    /// Extra environment for ncu and the program (`CUDA_VISIBLE_DEVICES`, `TMPDIR` under
+    /// `run --gpus`).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// What a successful profiling run reported besides the report file.
@@ -115,6 +118,9 @@ impl Ncu {
         }
         // The program and its arguments pass through verbatim, after nothing ncu could parse.
         c = c.arg(&r.program).args(r.args.iter().cloned()).timeout(r.timeout);
+        for (k, v) in &r.env {
+            c = c.env(k, v);
+        }
         let out = super::process::run_sync(&c, Some(on_line))?;
         classify(&c, &out, r)
     }
