@@ -9,8 +9,10 @@ bash scripts/install-tools.sh
 # A real one-node Slurm for tests/it/slurm.rs (installed by the script when missing). A cluster
 # that cannot start fails here, with the daemons' logs; COALPROF_SKIP_SLURM=1 leaves it out and
 # the Slurm tests then say SKIPPED.
+# (The assignment, not `eval "$(…)"`, so that a failed start stops this script.)
 if [ -z "${COALPROF_SKIP_SLURM:-}" ]; then
-    eval "$(bash scripts/slurm-local.sh start)"
+    slurm_env="$(bash scripts/slurm-local.sh start)"
+    eval "$slurm_env"
     trap 'bash scripts/slurm-local.sh stop' EXIT
 fi
 cargo test --locked "$@"

@@ -143,3 +143,22 @@ fn slurm_a_cancelled_task_is_reported_with_its_state_and_log_and_the_rest_kept()
     let saved = json(&std::fs::read(tmp.path().join(&run_id).join("results.json")).unwrap());
     assert_eq!(saved["rows"], results["rows"]);
 }
+
+#[test]
+fn slurm_without_sbatch_is_exit_4_and_slurm_flags_need_slurm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = coalprof()
+        .env("PATH", tmp.path())
+        .args(["run", "--pattern", "stride", "--backend", "model", "--slurm", "--out"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: `sbatch` not found"), "{err}");
+    assert!(err.contains("hint: `--slurm` needs Slurm's client commands on PATH"), "{err}");
+    let partition = coalprof().args(["run", "--pattern", "stride", "--partition", "gpu"]).output().unwrap();
+    assert_eq!(partition.status.code(), Some(2), "--partition without --slurm is a usage error");
+    let both = coalprof().args(["run", "--pattern", "stride", "--slurm", "--gpus", "all"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2), "--gpus and --slurm exclude each other");
+}
