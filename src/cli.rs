@@ -251,8 +251,9 @@ pub struct CompareArgs {
     /// reference. One run spread over several GPUs (`run --gpus`, `--slurm`) compares its GPUs.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
-    /// A column group's label, one per input in order (default: the GPU's name and
-    /// architecture, or the backend, with the run's name where two would read the same).
+    /// A column group's label, one per input (or per GPU of a spread run) in order (default:
+    /// the GPU's name and architecture, or the backend, with the run's name where two would
+    /// read the same).
     #[arg(long, value_name = "LABEL")]
     pub label: Vec<String>,
     /// The metrics the table and markdown show, comma-separated (default: the headline

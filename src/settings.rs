@@ -307,13 +307,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
 }
 
 fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettings> {
-    if a.label.len() > a.inputs.len() {
-        return Err(Error::usage(format!(
-            "{} `--label`s for {} inputs: give at most one label per input",
-            a.label.len(),
-            a.inputs.len()
-        )));
-    }
+    // `--label`s are counted against column groups, not inputs: one spread run may be several.
     if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
         return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
     }

@@ -24,7 +24,11 @@ pub fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
         ));
     }
     if s.labels.len() > sides.len() {
-        return Err(Error::usage(format!("{} `--label`s for {} column groups", s.labels.len(), sides.len())));
+        return Err(Error::usage(format!(
+            "{} `--label`s for {} column groups: give at most one label per input (per GPU of a spread run)",
+            s.labels.len(),
+            sides.len()
+        )));
     }
     for ((input, _), label) in sides.iter_mut().zip(&s.labels) {
         input.label = label.clone();
