@@ -82,6 +82,9 @@ pub enum Command {
     Lines(LinesArgs),
     /// The gate: check runs or reports against `[[gate]]` rules and an optional baseline.
     Check(CheckArgs),
+    /// Runs or reports side by side (GPUs, commits, settings): one column group per input, the
+    /// first the reference, with each later input's deltas and ratios against it.
+    Compare(CompareArgs),
     /// Manage the checked-in baseline.
     #[command(subcommand)]
     Baseline(BaselineCommand),
@@ -153,6 +156,28 @@ pub struct RunArgs {
     pub warmup: u32,
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub repeats: u32,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
+}
+
+/// Beyond one GPU: spread a run over the GPUs of this node, or over a Slurm cluster.
+#[derive(Debug, Args)]
+pub struct ScaleArgs {
+    /// Spread the patterns over these GPUs of this node, one ncu per GPU at a time, each child
+    /// pinned with `CUDA_VISIBLE_DEVICES`: `all`, nvidia-smi indices (`0,2`) or UUIDs (`GPU-…`).
+    #[arg(long, value_delimiter = ',', value_name = "all|I,…|UUID,…", conflicts_with_all = ["arch", "slurm"])]
+    pub gpus: Vec<String>,
+    /// Submit one Slurm task per pattern (and partition), each running coalprof on its node into
+    /// this run's folder (shared storage), wait, and merge them into one run.
+    #[arg(long)]
+    pub slurm: bool,
+    /// A partition to run every pattern on, repeatable (one per GPU type gives the cross-GPU
+    /// table); default: the cluster's default partition.
+    #[arg(long, value_name = "P", requires = "slurm")]
+    pub partition: Vec<String>,
+    /// An argument passed to `sbatch` as is, repeatable (`--slurm-arg=--gres=gpu:1`).
+    #[arg(long = "slurm-arg", value_name = "ARG", requires = "slurm", allow_hyphen_values = true)]
+    pub slurm_arg: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -229,6 +254,23 @@ pub struct CheckArgs {
     /// Write the wasteful source lines of `.ncu-rep` inputs as SARIF 2.1.0 (GitHub code scanning).
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run folders, results.json files, ncu CSVs or .ncu-rep reports; the first is the
+    /// reference. One run spread over several GPUs (`run --gpus`, `--slurm`) compares its GPUs.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// A column group's label, one per input (or per GPU of a spread run) in order (default:
+    /// the GPU's name and architecture, or the backend, with the run's name where two would
+    /// read the same).
+    #[arg(long, value_name = "LABEL")]
+    pub label: Vec<String>,
+    /// The metrics the table and markdown show, comma-separated (default: the headline
+    /// metrics; JSON and CSV carry every metric).
+    #[arg(long, value_delimiter = ',', value_name = "M[,M…]")]
+    pub metric: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

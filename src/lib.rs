@@ -8,6 +8,7 @@ pub mod build;
 pub mod cancel;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod error;
 pub mod exit;
 pub mod frame;
@@ -24,6 +25,8 @@ pub mod render;
 pub mod results;
 pub mod runtime;
 pub mod settings;
+pub mod slurm;
+pub mod spread;
 pub mod store;
 pub mod tools;
 
@@ -64,6 +67,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Report(run) => commands::report::run(&common, run),
         Settings::Model(m) => commands::model::run(&common, m),
         Settings::Check(c) => commands::check::command(&common, c),
+        Settings::Compare(c) => commands::compare::run(&common, c),
         Settings::BaselineUpdate(b) => commands::baseline::command(&common, b),
         Settings::Doctor => commands::doctor::run(&common),
         Settings::Completions(shell) => {

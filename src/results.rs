@@ -65,6 +65,45 @@ pub struct Row {
     /// Differences between measured and predicted beyond tolerance, in plain words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<String>,
+    /// Where the row was measured, in a run spread over GPUs (`run --gpus`) or Slurm
+    /// partitions (`run --slurm`); absent in a run on one GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+}
+
+/// The GPU (and Slurm partition and node) a row was measured on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// The GPU's name (`NVIDIA H200`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Its architecture (`sm_90`): the baseline section its rows are gated under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    /// `GPU-…`, what the child was pinned to with `CUDA_VISIBLE_DEVICES`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// nvidia-smi's index of the GPU on its node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+}
+
+impl Placement {
+    /// How a column group of `compare` is labelled: the GPU and its architecture, else the
+    /// partition.
+    pub fn label(&self) -> Option<String> {
+        match (&self.gpu, &self.arch, &self.partition) {
+            (Some(g), Some(a), _) => Some(format!("{g} {a}")),
+            (Some(g), None, _) => Some(g.clone()),
+            (None, _, Some(p)) => Some(format!("partition {p}")),
+            (None, Some(a), None) => Some(a.clone()),
+            (None, None, None) => None,
+        }
+    }
 }
 
 impl Row {
@@ -85,6 +124,7 @@ impl Row {
             predicted: None,
             notes: Vec::new(),
             findings: Vec::new(),
+            placement: None,
         }
     }
 
@@ -133,6 +173,11 @@ pub struct Provenance {
 }
 
 impl Provenance {
+    /// The provenance of results made by this coalprof with `backend` (`ncu`, `model`, …).
+    pub fn new(backend: &str) -> Provenance {
+        Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: backend.into(), ..Provenance::default() }
+    }
+
     /// The GPU architecture key (`sm_90`) baselines are filed under, `unknown` when not known.
     pub fn arch(&self) -> String {
         self.compute_capability

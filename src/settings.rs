@@ -38,6 +38,8 @@ pub struct Common {
     pub cache: PathBuf,
     /// How `.ncu-rep` reports are read (`--reader`).
     pub rep_reader: RepReader,
+    /// The system's temporary folder (where `run --gpus` puts each GPU's `TMPDIR`).
+    pub tmp: PathBuf,
 }
 
 impl Common {
@@ -101,6 +103,23 @@ pub struct CheckSettings {
     pub source_root: PathBuf,
 }
 
+/// What `--slurm` needs besides the run's own settings.
+#[derive(Debug, Clone)]
+pub struct SlurmSettings {
+    /// This coalprof: what every task runs (on shared storage, like the run folder).
+    pub exe: PathBuf,
+    /// Global flags that change the numbers (`--metrics`, `--ncu`, …), with absolute paths.
+    pub global_args: Vec<OsString>,
+    /// `--partition`s; empty: the cluster's default.
+    pub partitions: Vec<String>,
+    /// `--slurm-arg`s, passed to `sbatch` as they are.
+    pub sbatch_args: Vec<String>,
+    /// The folder the tasks start in (`sbatch --chdir`).
+    pub cwd: PathBuf,
+    /// How often `squeue` is asked.
+    pub poll: Duration,
+}
+
 /// The environment, read in one place.
 pub struct Env {
     pub no_color: bool,
@@ -112,6 +131,10 @@ pub struct Env {
     /// `XDG_CACHE_HOME`, else `~/.cache`.
     pub cache_home: Option<PathBuf>,
     pub cwd: PathBuf,
+    /// `TMPDIR`, else `/tmp`.
+    pub tmp: PathBuf,
+    /// This coalprof executable (what a Slurm task runs).
+    pub exe: Option<PathBuf>,
 }
 
 impl Env {
@@ -127,6 +150,8 @@ impl Env {
                 .map(PathBuf::from)
                 .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache"))),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            tmp: std::env::temp_dir(),
+            exe: std::env::current_exe().ok(),
         }
     }
 }
@@ -161,6 +186,10 @@ pub struct RunSettings {
     pub l2_fetch_bytes: u32,
     pub out_base: PathBuf,
     pub run_id: Option<String>,
+    /// `--gpus`: spread the patterns over these GPUs of the node.
+    pub gpus: Option<Vec<crate::spread::GpuPick>>,
+    /// `--slurm`: submit the patterns as Slurm tasks.
+    pub slurm: Option<SlurmSettings>,
 }
 
 pub struct ProfileSettings {
@@ -197,6 +226,7 @@ pub enum Settings {
     Report(PathBuf),
     Model(ModelSettingsCmd),
     Check(CheckCommand),
+    Compare(CompareSettings),
     BaselineUpdate(BaselineSettings),
     Doctor,
     /// `completions SHELL`.
@@ -213,6 +243,14 @@ pub struct ModelSettingsCmd {
 pub struct CheckCommand {
     pub inputs: Vec<PathBuf>,
     pub check: CheckSettings,
+}
+
+pub struct CompareSettings {
+    pub inputs: Vec<PathBuf>,
+    /// `--label`s, the first for the first input.
+    pub labels: Vec<String>,
+    /// Metric keys the human formats show (empty: the headline metrics).
+    pub metrics: Vec<String>,
 }
 
 pub struct BaselineSettings {
@@ -253,13 +291,23 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
         ReaderArg::Native => RepReader::Native,
         ReaderArg::Ncu => RepReader::Ncu,
     };
-    let common = Common { format, style: Style { color }, catalogue, derivation, tools, ncu_home, cache, rep_reader };
+    let common = Common {
+        format,
+        style: Style { color },
+        catalogue,
+        derivation,
+        tools,
+        ncu_home,
+        cache,
+        rep_reader,
+        tmp: env.tmp.clone(),
+    };
     let out_base = |out: &Option<PathBuf>| crate::profile::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => {
             Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })
         }
-        Command::Run(a) => Settings::Run(run(a, out_base(&a.out))?),
+        Command::Run(a) => Settings::Run(run(a, out_base(&a.out), global, env)?),
         Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out), env.cwd.clone())?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
         Command::Lines(a) => Settings::Lines(lines(a, env)?),
@@ -280,6 +328,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
             shared: a.shared,
         }),
         Command::Check(a) => Settings::Check(check(a, &common, env)?),
+        Command::Compare(a) => Settings::Compare(compare(a, &common)?),
         Command::Baseline(crate::cli::BaselineCommand::Update(a)) => Settings::BaselineUpdate(BaselineSettings {
             runs: a.runs.clone(),
             source_root: env.cwd.clone(),
@@ -317,8 +366,20 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
     })
 }
 
-fn run(a: &RunArgs, out_base: PathBuf) -> Result<RunSettings> {
+fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettings> {
+    // `--label`s are counted against column groups, not inputs: one spread run may be several.
+    if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
+        return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
+    }
+    Ok(CompareSettings { inputs: a.inputs.clone(), labels: a.label.clone(), metrics: a.metric.clone() })
+}
+
+fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {
+    let gpus = if a.scale.gpus.is_empty() { None } else { Some(crate::spread::parse_picks(&a.scale.gpus)?) };
+    let slurm = a.scale.slurm.then(|| slurm_settings(a, global, env)).transpose()?;
     Ok(RunSettings {
+        gpus,
+        slurm,
         patterns: patterns(&a.patterns)?,
         backend: match a.backend {
             BackendArg::Auto => Backend::Auto,
@@ -331,6 +392,34 @@ fn run(a: &RunArgs, out_base: PathBuf) -> Result<RunSettings> {
         l2_fetch_bytes: a.model.l2_fetch.parse().map_err(|_| Error::usage("`--l2-fetch` takes 32, 64 or 128"))?,
         out_base,
         run_id: a.run_id.clone(),
+    })
+}
+
+/// What each Slurm task is told: this coalprof, the global flags that change its numbers, and
+/// the run's own flags (the task's `run` line is built from the resolved settings).
+fn slurm_settings(a: &RunArgs, global: &Global, env: &Env) -> Result<SlurmSettings> {
+    let exe = env.exe.clone().ok_or_else(|| Error::usage("`--slurm`: cannot find this coalprof's own executable"))?;
+    let mut global_args: Vec<OsString> = Vec::new();
+    let abs = |p: &PathBuf| env.cwd.join(p).into_os_string();
+    if let Some(m) = &global.metrics {
+        global_args.extend(["--metrics".into(), abs(m)]);
+    }
+    if let Some(n) = &global.ncu {
+        global_args.extend(["--ncu".into(), abs(n)]);
+    }
+    if let Some(n) = &global.nvcc {
+        global_args.extend(["--nvcc".into(), abs(n)]);
+    }
+    if matches!(global.reader, ReaderArg::Ncu) {
+        global_args.extend(["--reader".into(), "ncu".into()]);
+    }
+    Ok(SlurmSettings {
+        exe,
+        global_args,
+        partitions: a.scale.partition.clone(),
+        sbatch_args: a.scale.slurm_arg.clone(),
+        cwd: env.cwd.clone(),
+        poll: Duration::from_millis(500),
     })
 }
 

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod baseline;
 pub mod build;
 pub mod check;
+pub mod compare;
 pub mod doctor;
 pub mod lines;
 pub mod model;
@@ -11,6 +12,7 @@ pub mod patterns;
 pub mod profile;
 pub mod report;
 pub mod run;
+pub mod spread;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -28,6 +28,7 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         args: s.args.clone(),
         timeout: Some(s.profiler.timeout),
         source_counters: crate::profile::source_counters(&ncu),
+        env: Vec::new(),
     };
     let mut echo = |line: &str| tracing::debug!(target: "ncu", "{line}");
     let profiled = ncu.profile(&request, &mut echo)?;

@@ -18,14 +18,25 @@ use crate::tools::nvcc::Nvcc;
 use crate::tools::ToolError;
 
 pub fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
-    let (backend, notice) = choose(common, s)?;
-    let model = ModelSettings { l2_fetch_bytes: s.l2_fetch_bytes };
-    let (results, exit) = match backend {
-        Backend::Model => (predicted(common, s, &model, notice)?, Exit::Ok),
-        _ => measured(common, s, &model)?,
+    // Under Slurm each task chooses its backend on its own node, where the GPUs are.
+    let (results, exit) = match &s.slurm {
+        Some(slurm) => crate::slurm::run(common, s, slurm)?,
+        None => run_here(common, s)?,
     };
     super::print(&render(&results, common.format, common.style)?)?;
     Ok(exit)
+}
+
+/// The run on this machine: the model, the ncu on one GPU, or spread over several.
+fn run_here(common: &Common, s: &RunSettings) -> Result<(Results, Exit)> {
+    let (backend, notice) = choose(common, s)?;
+    let model = ModelSettings { l2_fetch_bytes: s.l2_fetch_bytes };
+    let (results, exit) = match (backend, &s.gpus) {
+        (Backend::Model, _) => (predicted(common, s, &model, notice)?, Exit::Ok),
+        (_, Some(picks)) => super::spread::measured(common, s, &model, picks)?,
+        _ => measured(common, s, &model)?,
+    };
+    Ok((results, exit))
 }
 
 /// `auto` measures only where a GPU and ncu are both present, and says so when it cannot.
@@ -42,14 +53,10 @@ fn choose(common: &Common, s: &RunSettings) -> Result<(Backend, Option<String>)>
     }
 }
 
-fn provenance(backend: &str) -> Provenance {
-    Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: backend.into(), ..Provenance::default() }
-}
-
 /// The model's prediction, pattern by pattern; each finished pattern is saved before the next
 /// starts, so a Ctrl-C in the middle keeps every pattern predicted so far.
 fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Option<String>) -> Result<Results> {
-    let mut prov = provenance("model");
+    let mut prov = Provenance::new("model");
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
     let mut results = Results::new(prov, Vec::new());
@@ -93,7 +100,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     let ncu_version = ncu.version().ok();
     let mut record = run_record(&s.profiler, s.sizing, &arch, ncu_version.as_deref(), &s.patterns);
     dir.write("run.json", format!("{record:#}\n").as_bytes())?;
-    let mut prov = provenance("ncu");
+    let mut prov = Provenance::new("ncu");
     prov.ncu_version = ncu_version;
     if let Some(g) = common.gpus().ok().and_then(|g| g.into_iter().next()) {
         prov.gpu = Some(g.name);
@@ -112,6 +119,8 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
         settings: &s.profiler,
         rep_reader: common.rep_reader,
         model,
+        env: &[],
+        progress: true,
     };
     for b in &built {
         if let Err(e) = cancel::check() {
@@ -153,7 +162,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
 }
 
 /// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.
-fn fatal(e: &Error) -> bool {
+pub(crate) fn fatal(e: &Error) -> bool {
     matches!(
         e,
         Error::Unavailable { .. }

@@ -17,6 +17,7 @@ mod formula;
 pub mod join;
 pub mod launches;
 pub mod manifest;
+pub mod side_by_side;
 
 use polars::prelude::*;
 

@@ -11,11 +11,12 @@ use crate::results::{Provenance, Results, Row, Source};
 /// A row with its architecture section and key.
 pub type Identified<'a> = (String, String, &'a Row, &'a Provenance);
 
-/// The baseline section a row belongs to: predicted rows never mix with measured ones.
+/// The baseline section a row belongs to: predicted rows never mix with measured ones, and a
+/// row of a run spread over GPUs of several architectures goes by its own GPU's.
 pub fn arch_of(provenance: &Provenance, row: &Row) -> String {
     match row.source {
         Source::Predicted => "model".to_string(),
-        Source::Measured => provenance.arch(),
+        Source::Measured => row.placement.as_ref().and_then(|p| p.arch.clone()).unwrap_or_else(|| provenance.arch()),
     }
 }
 

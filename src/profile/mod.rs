@@ -73,6 +73,7 @@ pub struct Measured {
 }
 
 /// What every pattern of a run is measured with.
+#[derive(Clone, Copy)]
 pub struct Profiler<'a> {
     pub ncu: &'a Ncu,
     pub catalogue: &'a Catalogue,
@@ -81,11 +82,15 @@ pub struct Profiler<'a> {
     pub rep_reader: RepReader,
     /// What the measured rows are compared with.
     pub model: &'a ModelSettings,
+    /// Environment of every child (ncu and the timing run): the GPU pin under `run --gpus`.
+    pub env: &'a [(OsString, OsString)],
+    /// Draw a progress bar (not when several patterns are profiled at once).
+    pub progress: bool,
 }
 
 /// Profile one built pattern (`exe`) into `dir`.
 pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler, dir: &RunDir) -> Result<Measured> {
-    let Profiler { ncu, catalogue, derivation, settings, rep_reader, model } = *profiler;
+    let Profiler { ncu, catalogue, derivation, settings, rep_reader, model, env, progress } = *profiler;
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
     let kernels: Vec<&str> = dedup(plan.iter().map(|v| v.kernel));
@@ -106,8 +111,9 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
         args: kernel_args(&manifest_path, &plan, None),
         timeout: Some(settings.timeout),
         source_counters: source_counters(ncu),
+        env: env.to_vec(),
     };
-    let bar = progress(pattern, plan.len());
+    let bar = if progress { progress_bar(pattern, plan.len()) } else { ProgressBar::hidden() };
     let mut on_line = |line: &str| {
         if let Some(k) = profiling_started(line) {
             bar.set_message(k.to_string());
@@ -140,7 +146,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     crate::cancel::check()?;
     // 3. The timing run, outside the profiler: CUDA-event medians per variant.
     let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
-    let times = time_variants(exe, &plan, &timing_path, settings)?;
+    let times = time_variants(exe, &plan, &timing_path, settings, env)?;
 
     // 4. The launch facts, every derived metric, and the comparison with the model.
     let facts: Vec<(String, Metrics)> = (plan.iter())
@@ -253,9 +259,13 @@ fn time_variants(
     plan: &[Variant],
     manifest_path: &Path,
     s: &ProfilerSettings,
+    env: &[(OsString, OsString)],
 ) -> Result<BTreeMap<String, f64>> {
-    let cmd =
+    let mut cmd =
         Cmd::new(exe).args(kernel_args(manifest_path, plan, Some((s.warmup, s.repeats)))).timeout(Some(s.timeout));
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
     let out = run_sync(&cmd, None)?;
     if !out.status.success() {
         return Err(ToolError::failed(format!("the timing run of `{}` failed", exe.display()), &cmd, &out).into());
@@ -322,7 +332,7 @@ fn device_facts(records: &[LaunchRecord]) -> Device {
     }
 }
 
-fn progress(pattern: Pattern, n: usize) -> ProgressBar {
+fn progress_bar(pattern: Pattern, n: usize) -> ProgressBar {
     let bar = ProgressBar::new(n as u64);
     bar.set_style(
         ProgressStyle::with_template("{prefix:>14} [{bar:24}] {pos}/{len} {msg}")

@@ -13,7 +13,7 @@ mod worst;
 use crate::error::Result;
 use crate::results::Results;
 
-pub use columns::{thousands, Column, COLUMNS};
+pub use columns::{thousands, Column, Fmt, COLUMNS};
 pub use plot::{plot_files, plots, Plot};
 
 /// Output formats (`--format`).

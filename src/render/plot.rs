@@ -522,6 +522,7 @@ mod tests {
             predicted: predicted.map(m),
             notes: Vec::new(),
             findings: Vec::new(),
+            placement: None,
         }
     }
 

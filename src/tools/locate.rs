@@ -60,6 +60,18 @@ impl ToolSearch {
         self.find(name, None, &[], beside_nvcc, "install the CUDA toolkit or the NVIDIA driver")
     }
 
+    /// Slurm's `sbatch` on PATH; `squeue`, `scontrol`, `sacct` and `scancel` sit beside it.
+    pub fn sbatch(&self) -> Result<Found, ToolError> {
+        self.find(
+            "sbatch",
+            None,
+            &[],
+            None,
+            "`--slurm` needs Slurm's client commands on PATH (Debian: `apt-get install slurm-client`); \
+             `scripts/slurm-local.sh start` brings up a one-node cluster for trying it",
+        )
+    }
+
     fn find(
         &self,
         tool: &'static str,

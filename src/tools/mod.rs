@@ -10,6 +10,7 @@ pub mod ncu;
 pub mod nvcc;
 pub mod nvdisasm;
 pub mod process;
+pub mod slurm;
 pub mod smi;
 
 use std::time::Duration;

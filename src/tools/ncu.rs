@@ -32,6 +32,9 @@ pub struct ProfileRequest {
     /// Also collect the SourceCounters section (per-instruction counters, the kernel's cubin)
     /// and embed the CUDA sources (`--import-source yes`): what `coalprof lines` reads.
     pub source_counters: bool,
+    /// Extra environment for ncu and the program (`CUDA_VISIBLE_DEVICES`, `TMPDIR` under
+    /// `run --gpus`).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// What a successful profiling run reported besides the report file.
@@ -117,6 +120,9 @@ impl Ncu {
         }
         // The program and its arguments pass through verbatim, after nothing ncu could parse.
         c = c.arg(&r.program).args(r.args.iter().cloned()).timeout(r.timeout);
+        for (k, v) in &r.env {
+            c = c.env(k, v);
+        }
         let out = super::process::run_sync(&c, Some(on_line))?;
         classify(&c, &out, r)
     }

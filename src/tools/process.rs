@@ -65,7 +65,8 @@ impl fmt::Display for Cmd {
     }
 }
 
-fn shell_quote(s: &str) -> String {
+/// `s` as one shell word (quoted only where a shell would split or expand it).
+pub fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
     if plain {
         s.to_string()

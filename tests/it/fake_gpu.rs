@@ -24,9 +24,20 @@ struct FakeGpu {
 
 impl FakeGpu {
     fn new(test: &str) -> Option<FakeGpu> {
+        FakeGpu::with_patterns(test, &["stride"])
+    }
+
+    /// A fake GPU whose ncu reports the model's counters for every variant of `patterns`.
+    fn with_patterns(test: &str, patterns: &[&str]) -> Option<FakeGpu> {
         let nvcc = real_nvcc(test)?;
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("counters.json"), model_counters("stride").to_string()).unwrap();
+        let mut counters = serde_json::Map::new();
+        for p in patterns {
+            for (variant, c) in model_counters(p).as_object().unwrap() {
+                assert!(counters.insert(variant.clone(), c.clone()).is_none(), "variant `{variant}` twice");
+            }
+        }
+        std::fs::write(dir.path().join("counters.json"), Value::Object(counters).to_string()).unwrap();
         Some(FakeGpu { dir, nvcc })
     }
 
@@ -40,6 +51,11 @@ impl FakeGpu {
 
     /// `coalprof run --pattern stride --backend ncu` on the fake GPU, with extra environment.
     fn run(&self, env: &[(&str, &str)]) -> std::process::Output {
+        self.run_with(&["--pattern", "stride"], env)
+    }
+
+    /// `coalprof run ARGS… --backend ncu` on the fake GPU, with extra environment.
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
         let fakes = root().join("tests/fake_gpu");
         let mut cmd = coalprof();
         cmd.env("PATH", format!("{}:/usr/bin:/bin", fakes.display()))
@@ -51,7 +67,9 @@ impl FakeGpu {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        cmd.args(["run", "--pattern", "stride", "--backend", "ncu", "--size", SIZE, "--format", "json", "--out"])
+        cmd.arg("run")
+            .args(args)
+            .args(["--backend", "ncu", "--size", SIZE, "--format", "json", "--out"])
             .arg(self.out())
             .output()
             .unwrap()
@@ -83,6 +101,12 @@ fn model_counters(pattern: &str) -> Value {
         by_variant.insert(row["variant"].as_str().unwrap().to_string(), Value::Object(ncu));
     }
     Value::Object(by_variant)
+}
+
+/// The fake ncu's log: one line when a call starts (`start`), one when a profiling run ends
+/// (`event: end`, with its `start` and `end`).
+fn read_log(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| json(l.as_bytes())).collect()
 }
 
 fn stderr(o: &std::process::Output) -> String {
@@ -195,4 +219,126 @@ fn fake_gpu_a_missing_or_reordered_launch_is_an_error_not_a_shift() {
     let e = stderr(&out);
     assert!(e.contains("launch 0: ncu profiled `stride_copy"), "{e}");
     assert!(e.contains("(variant `stride_1`)"), "{e}");
+}
+
+/// Four GPUs of two architectures, as nvidia-smi lists them.
+const FOUR_GPUS: &str = "\
+0, NVIDIA A100-SXM4-80GB, 8.0, 81920, 570.124.06, GPU-a100a000-0000-4000-8000-000000000000
+1, NVIDIA A100-SXM4-80GB, 8.0, 81920, 570.124.06, GPU-a100a000-0000-4000-8000-000000000001
+2, NVIDIA H200, 9.0, 143771, 570.124.06, GPU-h200a000-0000-4000-8000-000000000002
+3, NVIDIA H200, 9.0, 143771, 570.124.06, GPU-h200a000-0000-4000-8000-000000000003";
+
+const FOUR_PATTERNS: [&str; 4] = ["stride", "offset", "coalesced", "vector"];
+
+fn uuid_arch(uuid: &str) -> &'static str {
+    if uuid.starts_with("GPU-a100") {
+        "sm_80"
+    } else {
+        "sm_90"
+    }
+}
+
+/// The profiling runs in the log (argv with `--export`): (start line, end line).
+fn profiling_runs(log: &[Value]) -> Vec<&Value> {
+    let exports = |l: &&Value| l["argv"].as_array().unwrap().iter().any(|a| a == "--export");
+    log.iter().filter(exports).filter(|l| l["event"] == "end").collect()
+}
+
+/// The pattern a profiling run ran: its program's file name.
+fn program_of(run: &Value) -> String {
+    let argv: Vec<&str> = run["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    argv.iter().find(|a| a.contains("/kernels/build/")).unwrap().to_string()
+}
+
+#[test]
+fn fake_gpu_four_gpus_of_two_archs_profile_four_pinned_children_at_once() {
+    let test = "fake_gpu_four_gpus_of_two_archs_profile_four_pinned_children_at_once";
+    let Some(gpu) = FakeGpu::with_patterns(test, &FOUR_PATTERNS) else { return };
+    let env = [("FAKE_SMI_GPUS", FOUR_GPUS), ("FAKE_NCU_SLEEP", "0.25")];
+    let out = gpu.run_with(&["--pattern", &FOUR_PATTERNS.join(","), "--gpus", "all"], &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Four ncu processes, each pinned to its own GPU by UUID with its own TMPDIR, all running
+    // at once: every one started before any one ended.
+    let log = read_log(&gpu.log());
+    let runs = profiling_runs(&log);
+    assert_eq!(runs.len(), 4, "{log:?}");
+    let uuids: std::collections::BTreeSet<&str> =
+        runs.iter().map(|r| r["env"]["CUDA_VISIBLE_DEVICES"].as_str().unwrap()).collect();
+    assert_eq!(uuids.len(), 4, "{uuids:?}");
+    assert!(uuids.iter().all(|u| FOUR_GPUS.contains(u)), "pinned by UUID: {uuids:?}");
+    let tmpdirs: std::collections::BTreeSet<&str> = runs.iter().map(|r| r["env"]["TMPDIR"].as_str().unwrap()).collect();
+    assert_eq!(tmpdirs.len(), 4, "{tmpdirs:?}");
+    let last_start = runs.iter().map(|r| r["start"].as_f64().unwrap()).fold(f64::MIN, f64::max);
+    let first_end = runs.iter().map(|r| r["end"].as_f64().unwrap()).fold(f64::MAX, f64::min);
+    assert!(
+        last_start < first_end,
+        "the four ncu runs did not overlap: last start {last_start}, first end {first_end}"
+    );
+    // Each GPU ran the build of its own architecture.
+    for r in &runs {
+        let arch = uuid_arch(r["env"]["CUDA_VISIBLE_DEVICES"].as_str().unwrap());
+        assert!(program_of(r).contains(&format!("/kernels/build/{arch}/")), "{}", program_of(r));
+    }
+
+    // One run whose rows name their GPU; measured equals predicted on every one of them.
+    let results = json(&out.stdout);
+    assert_eq!(results["provenance"]["gpu"], "NVIDIA A100-SXM4-80GB, NVIDIA H200");
+    let rows = results["rows"].as_array().unwrap();
+    let patterns: Vec<&str> = rows.iter().map(|r| r["pattern"].as_str().unwrap()).collect();
+    let mut order = patterns.clone();
+    order.dedup();
+    assert_eq!(order, FOUR_PATTERNS, "rows in the order asked for, whichever GPU finished first");
+    for r in rows {
+        let place = &r["placement"];
+        let uuid = place["uuid"].as_str().unwrap();
+        assert_eq!(place["arch"], uuid_arch(uuid), "{r}");
+        assert_eq!(place["gpu"], if uuid_arch(uuid) == "sm_80" { "NVIDIA A100-SXM4-80GB" } else { "NVIDIA H200" });
+        assert_eq!(r["metrics"]["global_load_sectors_per_request"], r["predicted"]["global_load_sectors_per_request"]);
+    }
+    let run = gpu.run_dir();
+    coalprof().arg("check").arg(&run).assert().code(0);
+    // `compare` of the one run: one column group per GPU model.
+    let cmp = coalprof().args(["compare", "--format", "json"]).arg(&run).ok_stdout();
+    let labels: Vec<String> =
+        json(&cmp)["inputs"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(labels.contains(&"NVIDIA H200 sm_90".to_string()), "{labels:?}");
+}
+
+#[test]
+fn fake_gpu_a_gpu_whose_ncu_dies_costs_only_its_own_patterns() {
+    let test = "fake_gpu_a_gpu_whose_ncu_dies_costs_only_its_own_patterns";
+    let Some(gpu) = FakeGpu::with_patterns(test, &FOUR_PATTERNS) else { return };
+    let bad = "GPU-a100a000-0000-4000-8000-000000000001";
+    let env = [("FAKE_SMI_GPUS", FOUR_GPUS), ("FAKE_NCU_SLEEP", "0.1"), ("FAKE_NCU_DIE_ON", bad)];
+    let out = gpu.run_with(&["--pattern", &FOUR_PATTERNS.join(","), "--gpus", "all"], &env);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("on GPU 1 (NVIDIA A100-SXM4-80GB)"), "{}", stderr(&out));
+    let log = read_log(&gpu.log());
+    let attempted_on_bad: Vec<String> = (log.iter())
+        .filter(|l| l["event"].is_null() && l["env"]["CUDA_VISIBLE_DEVICES"] == bad)
+        .filter(|l| l["argv"].as_array().unwrap().iter().any(|a| a == "--export"))
+        .map(program_of)
+        .collect();
+    assert!(!attempted_on_bad.is_empty());
+    let results = json(&std::fs::read(gpu.run_dir().join("results.json")).unwrap());
+    let measured: std::collections::BTreeSet<&str> =
+        results["rows"].as_array().unwrap().iter().map(|r| r["pattern"].as_str().unwrap()).collect();
+    for p in FOUR_PATTERNS {
+        let lost = attempted_on_bad.iter().any(|prog| prog.ends_with(&format!("/{}", p.replace('-', "_"))));
+        assert_eq!(measured.contains(p), !lost, "{p}: measured {measured:?}, lost on GPU 1: {attempted_on_bad:?}");
+    }
+}
+
+#[test]
+fn fake_gpu_gpus_that_nvidia_smi_does_not_list_are_a_usage_error() {
+    let Some(gpu) = FakeGpu::new("fake_gpu_gpus_that_nvidia_smi_does_not_list") else { return };
+    let out = gpu.run_with(&["--pattern", "stride", "--gpus", "0,7"], &[("FAKE_SMI_GPUS", FOUR_GPUS)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--gpus 7`: nvidia-smi lists no such GPU (it lists 0, 1, 2, 3)"),
+        "{}",
+        stderr(&out)
+    );
 }

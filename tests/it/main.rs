@@ -4,6 +4,7 @@ mod analyze;
 mod architecture; // no module cycles; every file says what it is for
 mod bad_input;
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod kernels;
@@ -19,5 +20,6 @@ mod real_ncu;
 mod robust;
 mod robust_rep; // the native .ncu-rep reader against bad, truncated and mutated reports
 mod run;
+mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod util;

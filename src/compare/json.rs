@@ -1,0 +1,50 @@
+//! The comparison's JSON contract: `{"schema", "inputs": [{"label", "gpu", "arch", "path"}],
+//! "rows": [{"key", "values": [{metric: number} or null, one per input]}]}`, the first input
+//! being the reference. A row missing from an input has `null` there. Bump [`SCHEMA`] on any
+//! change that could break a reader.
+
+use serde::Serialize;
+
+use super::Comparison;
+use crate::error::{Error, Result};
+use crate::results::Metrics;
+
+pub const SCHEMA: &str = "coalprof-compare/1";
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema: &'static str,
+    inputs: Vec<InputDoc<'a>>,
+    rows: Vec<RowDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct InputDoc<'a> {
+    label: &'a str,
+    gpu: Option<&'a str>,
+    arch: Option<&'a str>,
+    path: &'a str,
+}
+
+#[derive(Serialize)]
+struct RowDoc<'a> {
+    key: &'a str,
+    values: Vec<Option<&'a Metrics>>,
+}
+
+pub fn render(c: &Comparison) -> Result<String> {
+    let doc = Doc {
+        schema: SCHEMA,
+        inputs: (c.inputs.iter())
+            .map(|i| InputDoc { label: &i.label, gpu: i.gpu.as_deref(), arch: i.arch.as_deref(), path: &i.path })
+            .collect(),
+        rows: c
+            .rows
+            .iter()
+            .map(|r| RowDoc { key: &r.key, values: r.values.iter().map(Option::as_ref).collect() })
+            .collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&doc).map_err(|e| Error::usage(format!("cannot encode JSON: {e}")))?;
+    s.push('\n');
+    Ok(s)
+}

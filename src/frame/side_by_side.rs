@@ -1,0 +1,221 @@
+//! `compare`'s table: the rows of several inputs side by side, matched by key (pattern/variant,
+//! or kernel and launch shape), with each later input's deltas and ratios against the first.
+//!
+//! Each input becomes a frame of `key` and its metric columns suffixed `::<input>`; the frames
+//! are full-joined on `key`, so a row present in one input only keeps its place with nulls in
+//! the others (never dropped), and the deltas and ratios are polars expressions over the joined
+//! columns.
+
+use std::collections::{BTreeSet, HashMap};
+
+use polars::prelude::*;
+
+use super::polars_error;
+use crate::error::Result;
+use crate::results::{Metrics, Row};
+
+const KEY: &str = "key";
+
+/// One matched row: its identity and, per input, its metrics (`None` where the input lacks it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matched {
+    pub key: String,
+    pub pattern: Option<String>,
+    pub variant: Option<String>,
+    pub kernel: String,
+    /// One entry per input, in input order.
+    pub values: Vec<Option<Metrics>>,
+    /// Per input, `value − reference` for each metric both have (empty for the reference).
+    pub deltas: Vec<Metrics>,
+    /// Per input, `value / reference` (1 when both are 0; absent when only the reference is 0).
+    pub ratios: Vec<Metrics>,
+}
+
+/// The key rows are matched by: `pattern/variant` for built-in patterns, else the kernel and its
+/// launch shape (`kernel [grid 256x1x1, block 128x1x1]`), since one kernel launched with two
+/// shapes is two rows to compare.
+pub fn match_key(r: &Row) -> String {
+    let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+    match (&r.pattern, &r.variant, r.grid, r.block) {
+        (Some(p), Some(v), ..) => format!("{p}/{v}"),
+        (_, _, Some(g), Some(b)) => format!("{} [grid {}, block {}]", r.kernel, dims(g), dims(b)),
+        _ => r.kernel.clone(),
+    }
+}
+
+/// Match the rows of `inputs` (the first is the reference) and compute deltas and ratios.
+/// Rows come out in the reference's order, then rows new in later inputs in their order.
+pub fn side_by_side(inputs: &[&[Row]]) -> Result<Vec<Matched>> {
+    let keyed: Vec<Vec<(String, &Row)>> = inputs.iter().map(|rows| unique_keys(rows)).collect();
+    let metrics: BTreeSet<&str> =
+        inputs.iter().flat_map(|rows| rows.iter()).flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
+    let mut joined: Option<LazyFrame> = None;
+    for (i, rows) in keyed.iter().enumerate() {
+        let frame = input_frame(i, rows, &metrics)?.lazy();
+        joined = Some(match joined {
+            None => frame,
+            Some(acc) => {
+                let args = JoinArgs::new(JoinType::Full).with_coalesce(JoinCoalesce::CoalesceColumns);
+                acc.join(frame, [col(KEY)], [col(KEY)], args)
+            }
+        });
+    }
+    let Some(joined) = joined else { return Ok(Vec::new()) };
+    let mut exprs = Vec::new();
+    for m in &metrics {
+        let base = col(named(m, 0));
+        for i in 1..inputs.len() {
+            let other = col(named(m, i));
+            exprs.push((other.clone() - base.clone()).alias(format!("{m}::delta::{i}")));
+            let ratio = when(base.clone().eq(lit(0.0)).and(other.clone().eq(lit(0.0))))
+                .then(lit(1.0))
+                .when(base.clone().eq(lit(0.0)))
+                .then(lit(NULL).cast(DataType::Float64))
+                .otherwise(other / base.clone());
+            exprs.push(ratio.alias(format!("{m}::ratio::{i}")));
+        }
+    }
+    let df = if exprs.is_empty() { joined } else { joined.with_columns(exprs) }.collect().map_err(polars_error)?;
+    extract(&df, inputs.len(), &metrics, &keyed)
+}
+
+fn named(metric: &str, input: usize) -> String {
+    format!("{metric}::{input}")
+}
+
+/// Keys of one input's rows, a repeated key numbered `#2`, `#3` … so the join stays one-to-one.
+fn unique_keys(rows: &[Row]) -> Vec<(String, &Row)> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    rows.iter()
+        .map(|r| {
+            let key = match_key(r);
+            let n = seen.entry(key.clone()).or_default();
+            *n += 1;
+            (if *n == 1 { key } else { format!("{key}#{n}") }, r)
+        })
+        .collect()
+}
+
+/// `key`, the input's row order (`::order::i`, null after the join where the input lacks the
+/// row), and every metric as `metric::i`.
+fn input_frame(i: usize, rows: &[(String, &Row)], metrics: &BTreeSet<&str>) -> Result<DataFrame> {
+    let mut columns = vec![
+        Column::new(KEY.into(), rows.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()),
+        Column::new(format!("::order::{i}").into(), (0..rows.len() as u64).collect::<Vec<_>>()),
+    ];
+    for m in metrics {
+        let values: Vec<Option<f64>> = rows.iter().map(|(_, r)| r.metric(m)).collect();
+        columns.push(Column::new(named(m, i).into(), values));
+    }
+    DataFrame::new(columns).map_err(polars_error)
+}
+
+fn extract(df: &DataFrame, n: usize, metrics: &BTreeSet<&str>, keyed: &[Vec<(String, &Row)>]) -> Result<Vec<Matched>> {
+    let frame = super::Frame(df.clone());
+    let keys = frame.strings(KEY)?;
+    let orders: Vec<Vec<Option<f64>>> =
+        (0..n).map(|i| frame.floats(&format!("::order::{i}"))).collect::<Result<_>>()?;
+    let column = |name: String| frame.floats(&name);
+    let mut values: Vec<Vec<Option<Metrics>>> =
+        orders.iter().map(|o| o.iter().map(|x| x.map(|_| Metrics::new())).collect()).collect();
+    let mut deltas = vec![vec![Metrics::new(); keys.len()]; n];
+    let mut ratios = vec![vec![Metrics::new(); keys.len()]; n];
+    for m in metrics {
+        for i in 0..n {
+            for (j, v) in column(named(m, i))?.into_iter().enumerate() {
+                if let (Some(v), Some(slot)) = (v, values[i][j].as_mut()) {
+                    slot.insert(m.to_string(), v);
+                }
+            }
+            if i == 0 {
+                continue;
+            }
+            for (j, v) in column(format!("{m}::delta::{i}"))?.into_iter().enumerate() {
+                if let Some(v) = v.filter(|v| v.is_finite()) {
+                    deltas[i][j].insert(m.to_string(), v);
+                }
+            }
+            for (j, v) in column(format!("{m}::ratio::{i}"))?.into_iter().enumerate() {
+                if let Some(v) = v.filter(|v| v.is_finite()) {
+                    ratios[i][j].insert(m.to_string(), v);
+                }
+            }
+        }
+    }
+    let mut out: Vec<((usize, u64), Matched)> = Vec::new();
+    for (j, key) in keys.into_iter().enumerate() {
+        let key = key.unwrap_or_default();
+        let first = (0..n).find_map(|i| orders[i][j].map(|o| (i, o as u64))).unwrap_or((n, 0));
+        let row = keyed[first.0.min(n - 1)].iter().find(|(k, _)| *k == key).map(|(_, r)| *r);
+        out.push((
+            first,
+            Matched {
+                key,
+                pattern: row.and_then(|r| r.pattern.clone()),
+                variant: row.and_then(|r| r.variant.clone()),
+                kernel: row.map(|r| r.kernel.clone()).unwrap_or_default(),
+                values: (0..n).map(|i| values[i][j].take()).collect(),
+                deltas: (0..n).map(|i| std::mem::take(&mut deltas[i][j])).collect(),
+                ratios: (0..n).map(|i| std::mem::take(&mut ratios[i][j])).collect(),
+            },
+        ));
+    }
+    out.sort_by_key(|(order, _)| *order);
+    Ok(out.into_iter().map(|(_, m)| m).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Source;
+
+    fn row(variant: &str, spr: f64) -> Row {
+        let mut r = Row::new("k", Source::Predicted);
+        r.pattern = Some("stride".into());
+        r.variant = Some(variant.into());
+        r.metrics.insert("global_load_sectors_per_request".into(), spr);
+        r
+    }
+
+    #[test]
+    fn matches_by_key_keeps_rows_of_one_input_and_computes_deltas_and_ratios() {
+        let a = vec![row("s1", 4.0), row("s2", 8.0), row("only_a", 1.0)];
+        let b = vec![row("only_b", 2.0), row("s2", 16.0), row("s1", 4.0)];
+        let m = side_by_side(&[&a, &b]).unwrap();
+        let keys: Vec<&str> = m.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(keys, ["stride/s1", "stride/s2", "stride/only_a", "stride/only_b"]);
+        let spr = "global_load_sectors_per_request";
+        assert_eq!(m[1].values[1].as_ref().unwrap()[spr], 16.0);
+        assert_eq!(m[1].deltas[1][spr], 8.0);
+        assert_eq!(m[1].ratios[1][spr], 2.0);
+        assert_eq!(m[0].ratios[1][spr], 1.0);
+        assert!(m[2].values[1].is_none(), "only in the first input");
+        assert!(m[3].values[0].is_none() && m[3].values[1].is_some(), "only in the second");
+        assert!(m[3].deltas[1].is_empty());
+    }
+
+    #[test]
+    fn zero_reference_ratio_is_absent_unless_both_are_zero() {
+        let (a, b) = (vec![row("a", 0.0), row("b", 0.0)], vec![row("a", 0.0), row("b", 3.0)]);
+        let m = side_by_side(&[&a, &b]).unwrap();
+        let spr = "global_load_sectors_per_request";
+        assert_eq!(m[0].ratios[1].get(spr), Some(&1.0));
+        assert_eq!(m[1].ratios[1].get(spr), None);
+        assert_eq!(m[1].deltas[1].get(spr), Some(&3.0));
+    }
+
+    #[test]
+    fn user_kernels_match_by_kernel_and_launch_shape_and_repeats_are_numbered() {
+        let k = |grid: u32| Row {
+            grid: Some([grid, 1, 1]),
+            block: Some([128, 1, 1]),
+            ..Row::new("gemm", Source::Measured)
+        };
+        assert_eq!(match_key(&k(256)), "gemm [grid 256x1x1, block 128x1x1]");
+        let (a, b) = (vec![k(1), k(1), k(2)], vec![k(2)]);
+        let m = side_by_side(&[&a, &b]).unwrap();
+        let keys: Vec<&str> = m.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(keys[1], "gemm [grid 1x1x1, block 128x1x1]#2");
+        assert!(m[2].values[1].is_some());
+    }
+}
