@@ -112,16 +112,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     let mut results = Results::new(prov, Vec::new());
     let mut failed: Vec<Error> = Vec::new();
-    let profiler = Profiler {
-        ncu: &ncu,
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        settings: &s.profiler,
-        rep_reader: common.rep_reader,
-        model,
-        env: &[],
-        progress: true,
-    };
+    let profiler = profiler(common, &ncu, s, model, true);
     for b in &built {
         if let Err(e) = cancel::check() {
             dir.save_results(&results)?;
@@ -159,6 +150,26 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     tracing::info!(run = %dir.path.display(), "saved");
     let exit = failed.first().map_or(Exit::Ok, Error::exit);
     Ok((results, exit))
+}
+
+/// What every pattern of a run is measured with (`progress`: draw ncu's progress bar).
+pub(super) fn profiler<'a>(
+    common: &'a Common,
+    ncu: &'a Ncu,
+    s: &'a RunSettings,
+    model: &'a ModelSettings,
+    progress: bool,
+) -> Profiler<'a> {
+    Profiler {
+        ncu,
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        settings: &s.profiler,
+        rep_reader: common.rep_reader,
+        model,
+        env: &[],
+        progress,
+    }
 }
 
 /// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::model::ModelSettings;
 use crate::patterns::Pattern;
-use crate::profile::{run_record, Profiler};
+use crate::profile::run_record;
 use crate::results::Results;
 use crate::settings::{Common, RunSettings};
 use crate::spread::{pin, profile_all, queue, select, GpuPick, Shared, Worker};
@@ -63,16 +63,7 @@ pub fn measured(common: &Common, s: &RunSettings, model: &ModelSettings, picks: 
         failed: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
     };
-    let base = Profiler {
-        ncu: &ncu,
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        settings: &s.profiler,
-        rep_reader: common.rep_reader,
-        model,
-        env: &[],
-        progress: false,
-    };
+    let base = super::run::profiler(common, &ncu, s, model, false);
     let workers = (gpus.iter())
         .map(|g| Ok(Worker { gpu: g.clone(), env: pin(g, &common.tmp)?, profiler: base, exes: &exes[&g.arch()] }))
         .collect::<Result<Vec<_>>>()?;

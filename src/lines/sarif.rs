@@ -12,23 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::diagnose::Waste;
 use super::{LineReport, LineRow};
-
-/// `1572864` → `1,572,864` (the render module's helper is not reachable from here: render
-/// depends on lines).
-fn thousands(n: i128) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        out.insert(0, '-');
-    }
-    out
-}
+use crate::results::thousands;
 
 /// GitHub keeps only the top 5,000 results of a run.
 pub const MAX_RESULTS: usize = 5000;

@@ -1,6 +1,7 @@
 //! The column model shared by the human formats: which metrics a table shows, under which
 //! header, rounded how. Only columns with a value in some row are shown.
 
+pub use crate::results::thousands;
 use crate::results::{Results, Row};
 
 /// One displayed metric.
@@ -67,22 +68,6 @@ impl Fmt {
             Fmt::Count => thousands(v.round() as i128),
         }
     }
-}
-
-/// `8388608` → `8,388,608`.
-pub fn thousands(n: i128) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        out.insert(0, '-');
-    }
-    out
 }
 
 /// One cell: the value, with the prediction beside it on measured rows that have one.
