@@ -2,20 +2,13 @@
 
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::import::Reader;
 use crate::render::render;
 use crate::results::Results;
 use crate::settings::{AnalyzeSettings, Common};
 
 pub fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
     let find_ncu = || common.ncu();
-    let reader = Reader {
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        grouping: s.grouping,
-        rep_reader: common.rep_reader,
-        ncu: &find_ncu,
-    };
+    let reader = super::reader(common, s.grouping, &find_ncu);
     let mut all: Option<Results> = None;
     for path in &s.files {
         let r = reader.read(path)?;

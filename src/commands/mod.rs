@@ -23,16 +23,21 @@ use crate::import::Reader;
 use crate::results::Results;
 use crate::settings::Common;
 
+/// A reader of reports with the command's catalogue; `ncu` is asked for only if a report needs it.
+fn reader<'a>(common: &'a Common, grouping: Grouping, ncu: crate::import::FindNcu<'a>) -> Reader<'a> {
+    Reader {
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        grouping,
+        rep_reader: common.rep_reader,
+        ncu,
+    }
+}
+
 /// Read the inputs of `check` and `baseline update`: any kind `analyze` reads, or saved runs.
 fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
     let find_ncu = || common.ncu();
-    let reader = Reader {
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        grouping: Grouping::PerKernel,
-        rep_reader: common.rep_reader,
-        ncu: &find_ncu,
-    };
+    let reader = reader(common, Grouping::PerKernel, &find_ncu);
     paths.iter().map(|p| reader.read(p)).collect()
 }
 

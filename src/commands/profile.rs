@@ -4,7 +4,6 @@
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
-use crate::import::Reader;
 use crate::profile::profiled_metrics;
 use crate::render::render;
 use crate::settings::{Common, ProfileSettings};
@@ -37,13 +36,7 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     // Read natively: no `ncu --import` process (ncu only for a format version the reader
     // does not know, or under `--reader ncu`).
     let find_ncu = || Ok(ncu.clone());
-    let reader = Reader {
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        grouping: s.grouping,
-        rep_reader: common.rep_reader,
-        ncu: &find_ncu,
-    };
+    let reader = super::reader(common, s.grouping, &find_ncu);
     let mut results = reader.read(&report)?;
     results.provenance.backend = "ncu".into();
     let settings = &mut results.provenance.settings;

@@ -27,13 +27,13 @@ impl Keep {
     pub fn wants(&self, name: &str) -> bool {
         match self {
             Keep::All => true,
-            Keep::Only(set) => set.contains(name) || LAUNCH_FACTS.contains(&name),
+            Keep::Only(set) => set.contains(name) || LAUNCH_SHAPE.contains(&name) || DEVICE_METRICS.contains(&name),
         }
     }
 }
 
-/// Metrics that describe the launch and device, kept whatever the filter.
-const LAUNCH_FACTS: &[&str] = &[
+/// Metrics that describe the launch's shape, kept whatever the filter.
+const LAUNCH_SHAPE: &[&str] = &[
     "launch__grid_dim_x",
     "launch__grid_dim_y",
     "launch__grid_dim_z",
@@ -42,6 +42,11 @@ const LAUNCH_FACTS: &[&str] = &[
     "launch__block_dim_z",
     "launch__grid_size",
     "launch__block_size",
+];
+
+/// Device attributes (the GPU, its compute capability, what peak bandwidth needs) and the
+/// replay pass count: collected with every profiling run, kept whatever the filter.
+pub const DEVICE_METRICS: &[&str] = &[
     "device__attribute_display_name",
     "device__attribute_compute_capability_major",
     "device__attribute_compute_capability_minor",

@@ -30,20 +30,10 @@ use crate::tools::ncu::{profiling_started, Ncu, ProfileRequest};
 use crate::tools::process::{run_sync, Cmd};
 use crate::tools::ToolError;
 
-/// Device attributes collected with every run, for provenance and the peak bandwidth.
-pub const DEVICE_METRICS: &[&str] = &[
-    "device__attribute_display_name",
-    "device__attribute_compute_capability_major",
-    "device__attribute_compute_capability_minor",
-    "device__attribute_memory_clock_rate",
-    "device__attribute_global_memory_bus_width",
-    "profiler__replayer_passes",
-];
-
 /// The `--metrics` list of every profiling run: the catalogue's raw metrics and the device's.
 pub fn profiled_metrics(catalogue: &Catalogue) -> String {
     std::iter::once(catalogue.ncu_metric_list())
-        .chain(DEVICE_METRICS.iter().map(|m| m.to_string()))
+        .chain(crate::parse::csv::DEVICE_METRICS.iter().map(|m| m.to_string()))
         .collect::<Vec<_>>()
         .join(",")
 }

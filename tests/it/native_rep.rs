@@ -30,7 +30,7 @@ fn native(p: &Path) -> Vec<NativeLaunch> {
 fn strict_names(launch_facts: bool) -> HashSet<String> {
     let mut s: HashSet<String> = Catalogue::builtin().ncu_names().keys().cloned().collect();
     if launch_facts {
-        s.extend(coalprof::profile::DEVICE_METRICS.iter().map(|n| n.to_string()));
+        s.extend(coalprof::parse::csv::DEVICE_METRICS.iter().map(|n| n.to_string()));
     }
     s
 }
