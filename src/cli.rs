@@ -367,6 +367,13 @@ pub struct AnalyzeArgs {
     pub per_launch: bool,
 }
 
+/// Write the completion script for `shell` (the one place besides parsing that needs clap's
+/// view of the command line).
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "coalprof", out);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,11 +383,4 @@ mod tests {
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
     }
-}
-
-/// Write the completion script for `shell` (the one place besides parsing that needs clap's
-/// view of the command line).
-pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
-    use clap::CommandFactory;
-    clap_complete::generate(shell, &mut Cli::command(), "coalprof", out);
 }
