@@ -145,15 +145,9 @@ mod tests {
         for (i, (k, g)) in kernels.iter().enumerate() {
             l.push(LaunchRecord {
                 id: Some(i as u64),
-                process: None,
-                kernel: k.to_string(),
                 grid: Some([*g, 1, 1]),
                 block: Some([256, 1, 1]),
-                device: None,
-                cc: None,
-                nvtx: None,
-                launches: 1,
-                metrics: vec![],
+                ..LaunchRecord::new(*k)
             })
             .unwrap();
         }

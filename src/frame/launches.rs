@@ -213,17 +213,14 @@ mod tests {
         LaunchRecord {
             id: Some(id),
             process: Some("1 app".into()),
-            kernel: "k".into(),
             grid: Some([2, 1, 1]),
             block: Some([32, 1, 1]),
-            device: None,
             cc: Some("9.0".into()),
-            nvtx: None,
-            launches: 1,
             metrics: vec![
                 (Arc::from("s"), Value::Number { value: sectors, unit: "sector" }),
                 (Arc::from("ignored"), Value::Number { value: 1.0, unit: "" }),
             ],
+            ..LaunchRecord::new("k")
         }
     }
 

@@ -337,18 +337,8 @@ mod tests {
     fn launch(id: u64, kernel: &str, cubin: Option<&[u8]>, sectors: f64) -> (LaunchRecord, SourceCounters) {
         let pc = 0x1000u64;
         let m = |n: &str, v: f64| (Arc::from(n), vec![(pc + 0x10, v)]);
-        let rec = LaunchRecord {
-            id: Some(id),
-            process: None,
-            kernel: kernel.into(),
-            grid: Some([1, 1, 1]),
-            block: Some([32, 1, 1]),
-            device: None,
-            cc: None,
-            nvtx: None,
-            launches: 1,
-            metrics: Vec::new(),
-        };
+        let rec =
+            LaunchRecord { id: Some(id), grid: Some([1, 1, 1]), block: Some([32, 1, 1]), ..LaunchRecord::new(kernel) };
         let sc = SourceCounters {
             function_pc: Some(pc),
             instanced: vec![

@@ -77,6 +77,22 @@ pub struct LaunchRecord {
 }
 
 impl LaunchRecord {
+    /// One launch of `kernel` with nothing else known yet (the parsers and tests fill in the rest).
+    pub fn new(kernel: impl Into<String>) -> LaunchRecord {
+        LaunchRecord {
+            id: None,
+            process: None,
+            kernel: kernel.into(),
+            grid: None,
+            block: None,
+            device: None,
+            cc: None,
+            nvtx: None,
+            launches: 1,
+            metrics: Vec::new(),
+        }
+    }
+
     pub fn metric(&self, name: &str) -> Option<&Value> {
         self.metrics.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
     }

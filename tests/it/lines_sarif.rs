@@ -77,18 +77,8 @@ fn a_column_walk_is_one_valid_sarif_result_on_its_line() {
             ),
             ("memory_l2_theoretical_sectors_global_ideal".into(), per(&|_| 400.0)),
         ];
-        let rec = LaunchRecord {
-            id: Some(id),
-            process: None,
-            kernel: kernel.to_string(),
-            grid: Some([1, 1, 1]),
-            block: Some([256, 1, 1]),
-            device: None,
-            cc: None,
-            nvtx: None,
-            launches: 1,
-            metrics: Vec::new(),
-        };
+        let rec =
+            LaunchRecord { id: Some(id), grid: Some([1, 1, 1]), block: Some([256, 1, 1]), ..LaunchRecord::new(kernel) };
         let sc = SourceCounters {
             function_pc: Some(base),
             instanced,
