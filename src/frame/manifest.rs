@@ -45,17 +45,33 @@ pub fn parse(text: &str) -> std::result::Result<Vec<Entry>, (usize, String)> {
         .collect()
 }
 
+/// Why the executable's manifest is not what the catalogue planned.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the executable ran {ran} variants, coalprof asked for {asked}")]
+    Count { ran: usize, asked: usize },
+    #[error(
+        "variant `{variant}` was launched as `{}` {:?}x{:?}, the catalogue says `{}` {:?}x{:?}",
+        launched.0, launched.1, launched.2, planned.0, planned.1, planned.2
+    )]
+    Mismatch { variant: String, launched: Shape, planned: Shape },
+}
+
+/// A launch's kernel, grid and block.
+pub type Shape = (String, [u32; 3], [u32; 3]);
+
 /// Check that the executable launched what the catalogue asked for, in order.
-pub fn check_against_plan(entries: &[Entry], plan: &[Variant]) -> std::result::Result<(), String> {
+pub fn check_against_plan(entries: &[Entry], plan: &[Variant]) -> std::result::Result<(), PlanError> {
     if entries.len() != plan.len() {
-        return Err(format!("the executable ran {} variants, coalprof asked for {}", entries.len(), plan.len()));
+        return Err(PlanError::Count { ran: entries.len(), asked: plan.len() });
     }
     for (e, v) in entries.iter().zip(plan) {
         if e.variant != v.name || e.kernel != v.kernel || e.grid != v.launch.grid || e.block != v.launch.block {
-            return Err(format!(
-                "variant `{}` was launched as `{}` {:?}x{:?}, the catalogue says `{}` {:?}x{:?}",
-                v.name, e.kernel, e.grid, e.block, v.kernel, v.launch.grid, v.launch.block
-            ));
+            return Err(PlanError::Mismatch {
+                variant: v.name.clone(),
+                launched: (e.kernel.clone(), e.grid, e.block),
+                planned: (v.kernel.to_string(), v.launch.grid, v.launch.block),
+            });
         }
     }
     Ok(())
@@ -73,6 +89,34 @@ mod tests {
         assert_eq!(e[0].variant, "stride_8");
         assert_eq!(e[0].time_ms, Some(0.25));
         assert_eq!(parse(&format!("{LINE}\n{{\"pattern\": 1}}\n")).unwrap_err().0, 2);
+    }
+
+    #[test]
+    fn a_manifest_that_differs_from_the_plan_names_the_difference() {
+        use crate::patterns::{variants, Pattern, Sizing};
+        let plan = variants(Pattern::Stride, Sizing { bytes: 1 << 20 });
+        let entry = |v: &Variant| Entry {
+            pattern: "stride".into(),
+            variant: v.name.clone(),
+            kernel: v.kernel.to_string(),
+            grid: v.launch.grid,
+            block: v.launch.block,
+            bytes_read: 0,
+            bytes_written: 0,
+            time_ms: None,
+            times_ms: vec![],
+        };
+        let mut entries: Vec<Entry> = plan.iter().map(entry).collect();
+        assert_eq!(check_against_plan(&entries, &plan), Ok(()));
+        assert_eq!(
+            check_against_plan(&entries[1..], &plan),
+            Err(PlanError::Count { ran: plan.len() - 1, asked: plan.len() })
+        );
+        entries[1].block = [32, 1, 1];
+        let err = check_against_plan(&entries, &plan).unwrap_err();
+        assert!(matches!(&err, PlanError::Mismatch { variant, launched, .. }
+            if *variant == plan[1].name && launched.2 == [32, 1, 1]), "{err:?}");
+        assert!(err.to_string().contains(&format!("`{}`", plan[1].name)), "{err}");
     }
 }
 

@@ -120,7 +120,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
     // 2. The report's launches, joined to the manifest.
     let records = report_records(&report, ncu, catalogue, rep_reader, dir, &stem)?;
     let entries = manifest::read(&manifest_path)?;
-    manifest::check_against_plan(&entries, &plan).map_err(|m| Error::input(&manifest_path, m))?;
+    manifest::check_against_plan(&entries, &plan).map_err(|e| Error::input(&manifest_path, e.to_string()))?;
     let device = device_facts(&records);
     let ids: Vec<Option<u64>> = records.iter().map(|r| r.id).collect();
     let names = catalogue.ncu_names();
