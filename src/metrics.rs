@@ -91,6 +91,46 @@ pub struct LineMetric {
     pub ideal: Option<String>,
 }
 
+/// How a displayed value is rounded (`format` of a `[[column]]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fmt {
+    /// Two decimals (`4.00`).
+    Ratio,
+    /// An `x` factor (`8.00x`).
+    Factor,
+    /// A share shown as a percentage (`93%`).
+    Percent,
+    /// Bytes per second shown as GB/s.
+    GbPerSec,
+    /// Seconds shown as µs.
+    Micros,
+    /// A count with separators (`8,388,608`).
+    Count,
+}
+
+/// One column of the human formats (`[[column]]`): which metric, under which header, rounded how.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Column {
+    pub key: String,
+    pub header: String,
+    pub format: Fmt,
+    /// Shown by `compare` when no `--metric` is given.
+    #[serde(default)]
+    pub headline: bool,
+    /// The metric holding this one's ideal (from its definition), for colouring.
+    #[serde(skip)]
+    pub ideal: Option<String>,
+}
+
+impl Column {
+    /// A column for a metric the catalogue has no `[[column]]` for: its key, two decimals.
+    pub fn plain(key: &str) -> Column {
+        Column { key: key.into(), header: key.into(), format: Fmt::Ratio, headline: false, ideal: None }
+    }
+}
+
 /// The whole file. The `[[gate]]` entries are compiled by the gate module, which keeps their
 /// line numbers for its annotations.
 #[derive(Debug, Clone, Deserialize)]
@@ -106,6 +146,9 @@ pub struct Catalogue {
     /// Per-source-line metrics (`[line.*]`), computed by `crate::lines::gate`.
     #[serde(default)]
     pub line: BTreeMap<String, LineMetric>,
+    /// What the human formats show, in order (`[[column]]`).
+    #[serde(default, rename = "column")]
+    pub columns: Vec<Column>,
     #[serde(default, rename = "gate")]
     _gate: Vec<toml::Table>,
     /// The default gate rules, compiled.
@@ -143,6 +186,9 @@ impl Catalogue {
         c.origin = origin.to_path_buf();
         c.rules = crate::gate::parse_rules(text, origin, &c.directions())?;
         c.validate()?;
+        for col in &mut c.columns {
+            col.ideal = c.derived.iter().find(|(k, _)| *k == col.key).and_then(|(_, d)| d.ideal.clone());
+        }
         Ok(c)
     }
 
@@ -244,6 +290,15 @@ impl Catalogue {
                 }
             }
         }
+        if let Some(col) = self.columns.iter().find(|c| self.raw.get(&c.key).is_none() && self.derived(&c.key).is_none())
+        {
+            return Err(Error::usage(format!(
+                "{}: the column `{}` shows `{}`, which is neither a raw nor a derived metric",
+                self.origin.display(),
+                col.header,
+                col.key
+            )));
+        }
         Ok(())
     }
 }
@@ -276,6 +331,20 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("units") && msg.contains("m.toml"), "{msg}");
         assert!(err.hint().unwrap().starts_with("at line "), "{:?}", err.hint());
+    }
+
+    #[test]
+    fn columns_come_in_file_order_with_their_ideals_and_name_only_known_metrics() {
+        let c = Catalogue::builtin();
+        assert_eq!(c.columns[0].key, "global_load_sectors_per_request");
+        assert_eq!(c.columns[0].ideal.as_deref(), Some("global_load_ideal_sectors_per_request"));
+        assert!(c.columns.iter().any(|c| c.key == "duration" && c.format == Fmt::Micros && c.headline));
+        let text = BUILTIN.replacen("key = \"l2_amplification\"", "key = \"l2_amplificaton\"", 1);
+        let msg = Catalogue::parse(&text, Path::new("m.toml")).unwrap_err().to_string();
+        assert!(msg.contains("`l2_amplificaton`") && msg.contains("L2 amp"), "{msg}");
+        let text = BUILTIN.replacen("format = \"factor\"", "format = \"fraction\"", 1);
+        let msg = Catalogue::parse(&text, Path::new("m.toml")).unwrap_err().to_string();
+        assert!(msg.contains("fraction"), "{msg}");
     }
 
     #[test]

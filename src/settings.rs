@@ -293,7 +293,7 @@ pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common,
     };
     let common = Common {
         format,
-        style: Style { color },
+        style: Style::new(&catalogue, color),
         catalogue,
         derivation,
         tools,

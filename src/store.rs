@@ -12,15 +12,18 @@ use crate::results::Results;
 #[derive(Debug, Clone)]
 pub struct RunDir {
     pub path: PathBuf,
+    /// How its `results.md` is rendered (the catalogue's columns; never colour).
+    style: Style,
 }
 
 impl RunDir {
     /// Create `base/<id>`; `id` defaults to the UTC time and the backend (`20261130-091500-ncu`).
-    pub fn create(base: &Path, id: Option<&str>, backend: &str) -> Result<RunDir> {
+    /// Its report shows `style`'s columns.
+    pub fn create(base: &Path, id: Option<&str>, backend: &str, style: &Style) -> Result<RunDir> {
         let id = id.map(str::to_string).unwrap_or_else(|| format!("{}-{backend}", timestamp()));
         let path = base.join(safe_name(&id));
         std::fs::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
-        Ok(RunDir { path })
+        Ok(RunDir { path, style: Style { color: false, ..style.clone() } })
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -37,11 +40,11 @@ impl RunDir {
     /// `results.md`, which links them, with everything finished so far. The plots are written
     /// before the markdown so that it never links a file that is not there yet.
     pub fn save_results(&self, results: &Results) -> Result<()> {
-        self.write("results.json", render(results, Format::Json, Style::default())?.as_bytes())?;
+        self.write("results.json", render(results, Format::Json, &self.style)?.as_bytes())?;
         for plot in plots(results)? {
             self.write(&plot.file, plot.svg.as_bytes())?;
         }
-        self.write("results.md", render_with_plots(results, Format::Markdown, Style::default())?.as_bytes())?;
+        self.write("results.md", render_with_plots(results, Format::Markdown, &self.style)?.as_bytes())?;
         Ok(())
     }
 }

@@ -28,6 +28,6 @@ pub fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
         }
     }
     let results = all.expect("clap requires at least one file");
-    super::print(&render(&results, common.format, common.style)?)?;
+    super::print(&render(&results, common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }

@@ -37,9 +37,9 @@ pub fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
     distinct_labels(&mut inputs);
     let rows: Vec<&[Row]> = sides.iter().map(|(_, r)| r.as_slice()).collect();
     let matched = side_by_side(&rows)?;
-    let shown = shown(&matched, &s.metrics);
+    let shown = shown(&matched, &s.metrics, &common.style.columns);
     let comparison = Comparison { inputs, rows: matched, shown };
-    super::print(&render(&comparison, common.format, common.style)?)?;
+    super::print(&render(&comparison, common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }
 

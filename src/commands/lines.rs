@@ -23,7 +23,7 @@ pub fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     let mut disassembly = Disassembly::new(common);
     let mut report = crate::lines::build(launches, &s.options, &mut sources, &mut |b| disassembly.sass(b));
     report.notices.extend(disassembly.notice);
-    super::print(&crate::render::lines::render(&report, common.format, common.style)?)?;
+    super::print(&crate::render::lines::render(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
         let log = crate::lines::sarif::sarif(&report, &|_| "warning");
         let text = serde_json::to_string_pretty(&log).map_err(|e| Error::usage(format!("cannot encode SARIF: {e}")))?;

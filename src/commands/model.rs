@@ -19,7 +19,7 @@ pub fn run(common: &Common, m: &ModelSettingsCmd) -> Result<Exit> {
     common.derivation.apply(&mut rows)?;
     let prov =
         Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: "model".into(), ..Provenance::default() };
-    super::print(&render(&Results::new(prov, rows.into()), common.format, common.style)?)?;
+    super::print(&render(&Results::new(prov, rows.into()), common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }
 

@@ -12,7 +12,7 @@ use crate::tools::ncu::ProfileRequest;
 
 pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let ncu = common.ncu()?;
-    let dir = RunDir::create(&s.out_base, None, "profile")?;
+    let dir = RunDir::create(&s.out_base, None, "profile", &common.style)?;
     let partial = dir.file(".report.partial.ncu-rep");
     let metrics = profiled_metrics(&common.catalogue);
     let request = ProfileRequest {
@@ -53,6 +53,6 @@ pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         crate::profile::worst_lines(&report, &s.source_root, s.grouping == Grouping::PerLaunch, &|_| (None, None));
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved");
-    super::print(&render(&results, common.format, common.style)?)?;
+    super::print(&render(&results, common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }

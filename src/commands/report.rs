@@ -18,9 +18,9 @@ pub fn run(common: &Common, run: &Path) -> Result<Exit> {
     let folder = file.parent().unwrap_or(Path::new("."));
     let files: Vec<String> = plot_files(&results).into_iter().flat_map(|(_, f)| f).collect();
     let text = if !files.is_empty() && files.iter().all(|f| folder.join(f).is_file()) {
-        render_with_plots(&results, common.format, common.style)?
+        render_with_plots(&results, common.format, &common.style)?
     } else {
-        render(&results, common.format, common.style)?
+        render(&results, common.format, &common.style)?
     };
     super::print(&text)?;
     Ok(Exit::Ok)

@@ -23,7 +23,7 @@ pub fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
         Some(slurm) => crate::slurm::run(common, s, slurm)?,
         None => run_here(common, s)?,
     };
-    super::print(&render(&results, common.format, common.style)?)?;
+    super::print(&render(&results, common.format, &common.style)?)?;
     Ok(exit)
 }
 
@@ -61,7 +61,7 @@ fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Op
     prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
     let mut results = Results::new(prov, Vec::new());
     results.notices.extend(notice);
-    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "model")?;
+    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "model", &common.style)?;
     for &pattern in &s.patterns {
         let (plan, model) = (variants(pattern, s.sizing), *model);
         let mut rows = cancel::race(move || predicted_rows(&plan, &model))?;
@@ -96,7 +96,7 @@ fn preflight(common: &Common, s: &RunSettings) -> Result<(Ncu, Nvcc, String)> {
 fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(Results, Exit)> {
     let (ncu, nvcc, arch) = preflight(common, s)?;
     let built = build(&s.patterns, &arch, &nvcc, &common.cache)?;
-    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu")?;
+    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu", &common.style)?;
     let ncu_version = ncu.version().ok();
     let mut record = run_record(&s.profiler, s.sizing, &arch, ncu_version.as_deref(), &s.patterns);
     dir.write("run.json", format!("{record:#}\n").as_bytes())?;

@@ -30,7 +30,7 @@ pub fn measured(common: &Common, s: &RunSettings, model: &ModelSettings, picks: 
         let built = build(&s.patterns, arch, &nvcc, &common.cache)?;
         exes.insert(arch.clone(), built.into_iter().map(|b| (b.pattern, b.exe)).collect());
     }
-    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu")?;
+    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu", &common.style)?;
     let ncu_version = ncu.version().ok();
     let mut record = run_record(&s.profiler, s.sizing, &archs.join(","), ncu_version.as_deref(), &s.patterns);
     let listed: Vec<serde_json::Value> = (gpus.iter())

@@ -6,9 +6,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
 
-use super::{Comparison, Shown};
+use super::Comparison;
 use crate::frame::side_by_side::Matched;
-use crate::render::Fmt;
+use crate::render::{Column, Fmt};
 use crate::render::Style;
 
 /// The rows grouped by pattern, in first-seen order.
@@ -39,7 +39,7 @@ fn name(c: &Comparison, r: &Matched) -> String {
     }
 }
 
-fn cell(r: &Matched, i: usize, s: &Shown) -> String {
+fn cell(r: &Matched, i: usize, s: &Column) -> String {
     let Some(v) = r.values[i].as_ref().and_then(|m| m.get(&s.key)) else { return "–".into() };
     let value = s.format.show(*v);
     if i == 0 {
@@ -125,7 +125,7 @@ pub fn markdown(c: &Comparison) -> String {
 }
 
 /// The terminal table: the same grid, one table per pattern, labels above metric names.
-pub fn table(c: &Comparison, style: Style) -> String {
+pub fn table(c: &Comparison, style: &Style) -> String {
     let mut out = format!("{}\n", title(c));
     for (n, i) in c.inputs.iter().enumerate() {
         let role = if n == 0 { "reference" } else { "" };

@@ -9,7 +9,7 @@ mod json;
 
 use crate::error::Result;
 use crate::frame::side_by_side::Matched;
-use crate::render::{Fmt, Format, Style, COLUMNS};
+use crate::render::{Column, Format, Style};
 
 pub use json::SCHEMA;
 
@@ -28,43 +28,23 @@ pub struct Comparison {
     pub inputs: Vec<Input>,
     pub rows: Vec<Matched>,
     /// The metrics the human formats show (JSON and CSV carry every metric).
-    pub shown: Vec<Shown>,
+    pub shown: Vec<Column>,
 }
 
-/// A metric the human formats show: the column model's header and rounding where it has the
-/// metric, else the key and two decimals.
-#[derive(Debug, Clone)]
-pub struct Shown {
-    pub key: String,
-    pub header: String,
-    pub format: Fmt,
-}
-
-/// The metrics a reviewer reads first, shown by default where some row has them.
-pub const HEADLINE: &[&str] = &[
-    "global_load_sectors_per_request",
-    "global_store_sectors_per_request",
-    "l2_amplification",
-    "dram_amplification",
-    "shared_load_bank_conflicts",
-    "dram_bandwidth",
-    "duration",
-];
-
-/// The columns for `keys` (the headline metrics when empty), only those some row has.
-pub fn shown(rows: &[Matched], keys: &[String]) -> Vec<Shown> {
-    let wanted: Vec<&str> = if keys.is_empty() { HEADLINE.to_vec() } else { keys.iter().map(String::as_str).collect() };
+/// The columns for `keys` (the catalogue's headline columns when empty), only those some row
+/// has; a key without a `[[column]]` is shown under its own name with two decimals.
+pub fn shown(rows: &[Matched], keys: &[String], columns: &[Column]) -> Vec<Column> {
     let has = |k: &str| rows.iter().any(|r| r.values.iter().flatten().any(|m| m.contains_key(k)));
-    (wanted.into_iter().filter(|k| has(k)))
-        .map(|k| match COLUMNS.iter().find(|c| c.key == k) {
-            Some(c) => Shown { key: k.into(), header: c.header.into(), format: c.format },
-            None => Shown { key: k.into(), header: k.into(), format: Fmt::Ratio },
-        })
+    if keys.is_empty() {
+        return columns.iter().filter(|c| c.headline && has(&c.key)).cloned().collect();
+    }
+    (keys.iter().filter(|k| has(k)))
+        .map(|k| columns.iter().find(|c| c.key == *k).cloned().unwrap_or_else(|| Column::plain(k)))
         .collect()
 }
 
 /// Render `c` in `format`.
-pub fn render(c: &Comparison, format: Format, style: Style) -> Result<String> {
+pub fn render(c: &Comparison, format: Format, style: &Style) -> Result<String> {
     match format {
         Format::Json => json::render(c),
         Format::Csv => csv::render(c),

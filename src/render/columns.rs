@@ -1,56 +1,15 @@
-//! The column model shared by the human formats: which metrics a table shows, under which
-//! header, rounded how. Only columns with a value in some row are shown.
+//! The column model shared by the human formats: the catalogue's `[[column]]`s (which metrics a
+//! table shows, under which header, rounded how), of which only those with a value in some row
+//! are shown.
 
+pub use crate::metrics::{Column, Fmt};
 pub use crate::results::thousands;
 use crate::results::{Results, Row};
 
-/// One displayed metric.
-#[derive(Debug, Clone, Copy)]
-pub struct Column {
-    pub key: &'static str,
-    pub header: &'static str,
-    pub format: Fmt,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fmt {
-    /// Two decimals (`4.00`).
-    Ratio,
-    /// An `x` factor (`8.0x`).
-    Factor,
-    /// A share shown as a percentage (`93%`).
-    Percent,
-    /// Bytes per second shown as GB/s.
-    GbPerSec,
-    /// Seconds shown as µs.
-    Micros,
-    /// A count with separators (`8,388,608`).
-    Count,
-}
-
-pub const COLUMNS: &[Column] = &[
-    Column { key: "global_load_sectors_per_request", header: "ld sectors/req", format: Fmt::Ratio },
-    Column { key: "global_load_ideal_sectors_per_request", header: "ideal", format: Fmt::Ratio },
-    Column { key: "global_load_sector_efficiency", header: "sector eff", format: Fmt::Percent },
-    Column { key: "global_store_sectors_per_request", header: "st sectors/req", format: Fmt::Ratio },
-    Column { key: "l2_amplification", header: "L2 amp", format: Fmt::Factor },
-    Column { key: "dram_amplification", header: "DRAM amp", format: Fmt::Factor },
-    Column { key: "dram_bandwidth", header: "DRAM GB/s", format: Fmt::GbPerSec },
-    Column { key: "useful_bandwidth", header: "useful GB/s", format: Fmt::GbPerSec },
-    Column { key: "peak_bandwidth_fraction", header: "of peak", format: Fmt::Percent },
-    Column { key: "shared_load_wavefronts_per_instruction", header: "smem wf/ld", format: Fmt::Ratio },
-    Column { key: "shared_load_ideal_wavefronts_per_instruction", header: "ideal wf", format: Fmt::Ratio },
-    Column { key: "shared_load_bank_conflicts", header: "bank conflicts", format: Fmt::Count },
-    Column { key: "duration", header: "time µs", format: Fmt::Micros },
-];
-
-/// The columns with at least one value (measured or predicted) in `results`.
-pub fn present(results: &Results) -> Vec<Column> {
-    COLUMNS
-        .iter()
-        .filter(|c| results.rows.iter().any(|r| r.metric(c.key).is_some() || predicted(r, c.key).is_some()))
-        .copied()
-        .collect()
+/// The `columns` with at least one value (measured or predicted) in `results`.
+pub fn present<'c>(results: &Results, columns: &'c [Column]) -> Vec<&'c Column> {
+    let has = |c: &Column| results.rows.iter().any(|r| r.metric(&c.key).is_some() || predicted(r, &c.key).is_some());
+    columns.iter().filter(|c| has(c)).collect()
 }
 
 fn predicted(r: &Row, key: &str) -> Option<f64> {
@@ -72,8 +31,8 @@ impl Fmt {
 
 /// One cell: the value, with the prediction beside it on measured rows that have one.
 pub fn cell(r: &Row, c: &Column) -> String {
-    let measured = r.metric(c.key).map(|v| c.format.show(v));
-    match (measured, predicted(r, c.key)) {
+    let measured = r.metric(&c.key).map(|v| c.format.show(v));
+    match (measured, predicted(r, &c.key)) {
         (Some(m), Some(p)) => format!("{m} ({})", c.format.show(p)),
         (Some(m), None) => m,
         (None, Some(p)) => format!("– ({})", c.format.show(p)),

@@ -9,7 +9,7 @@ use crate::results::{Results, Source};
 pub struct Csv;
 
 impl Exporter for Csv {
-    fn render(&self, results: &Results, _: Style) -> Result<String> {
+    fn render(&self, results: &Results, _: &Style) -> Result<String> {
         let keys: BTreeSet<&str> = results.rows.iter().flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
         let mut w = csv::Writer::from_writer(Vec::new());
         let fixed = ["pattern", "variant", "kernel", "id", "launches", "source"];

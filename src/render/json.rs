@@ -7,7 +7,7 @@ use crate::results::Results;
 pub struct Json;
 
 impl Exporter for Json {
-    fn render(&self, results: &Results, _: Style) -> Result<String> {
+    fn render(&self, results: &Results, _: &Style) -> Result<String> {
         let mut s =
             serde_json::to_string_pretty(results).map_err(|e| Error::Internal(format!("cannot encode JSON: {e}")))?;
         s.push('\n');

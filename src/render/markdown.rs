@@ -13,8 +13,8 @@ pub struct Markdown {
 }
 
 impl Exporter for Markdown {
-    fn render(&self, results: &Results, _: Style) -> Result<String> {
-        let cols = present(results);
+    fn render(&self, results: &Results, style: &Style) -> Result<String> {
+        let cols = present(results, &style.columns);
         let plots = if self.plots { plot_files(results) } else { Vec::new() };
         let mut out = String::from("# coalprof results\n\n");
         let p = &results.provenance;
@@ -40,7 +40,7 @@ impl Exporter for Markdown {
             }
             let first = if pattern.is_some() { "variant" } else { "kernel" };
             let mut header = vec![first.to_string(), "launches".into()];
-            header.extend(cols.iter().map(|c| c.header.to_string()));
+            header.extend(cols.iter().map(|c| c.header.clone()));
             out.push_str(&format!("| {} |\n", header.join(" | ")));
             let align: Vec<&str> = header.iter().enumerate().map(|(i, _)| if i == 0 { ":--" } else { "--:" }).collect();
             out.push_str(&format!("|{}|\n", align.join("|")));

@@ -11,9 +11,10 @@ mod table;
 mod worst;
 
 use crate::error::Result;
+use crate::metrics::Catalogue;
 use crate::results::Results;
 
-pub use columns::{thousands, Column, Fmt, COLUMNS};
+pub use columns::{thousands, Column, Fmt};
 pub use plot::{plot_files, plots, Plot};
 
 /// Output formats (`--format`).
@@ -26,16 +27,24 @@ pub enum Format {
     Csv,
 }
 
-/// How to render: options that are not part of the data.
-#[derive(Debug, Clone, Copy, Default)]
+/// How to render: what is not part of the data.
+#[derive(Debug, Clone)]
 pub struct Style {
     /// ANSI colour (terminal table only).
     pub color: bool,
+    /// The columns the human formats show, from the catalogue's `[[column]]`s.
+    pub columns: Vec<Column>,
+}
+
+impl Style {
+    pub fn new(catalogue: &Catalogue, color: bool) -> Style {
+        Style { color, columns: catalogue.columns.clone() }
+    }
 }
 
 /// One output format.
 pub trait Exporter {
-    fn render(&self, results: &Results, style: Style) -> Result<String>;
+    fn render(&self, results: &Results, style: &Style) -> Result<String>;
 }
 
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
@@ -48,13 +57,13 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
 }
 
 /// Render `results` in `format`.
-pub fn render(results: &Results, format: Format, style: Style) -> Result<String> {
+pub fn render(results: &Results, format: Format, style: &Style) -> Result<String> {
     exporter(format).render(results, style)
 }
 
 /// Render `results` as it sits in a run folder: markdown links the folder's plots (the files
 /// [`plot_files`] names) under each pattern's table; other formats are as [`render`].
-pub fn render_with_plots(results: &Results, format: Format, style: Style) -> Result<String> {
+pub fn render_with_plots(results: &Results, format: Format, style: &Style) -> Result<String> {
     match format {
         Format::Markdown => markdown::Markdown { plots: true }.render(results, style),
         _ => render(results, format, style),

@@ -4,7 +4,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, Table as Comfy};
 
-use super::columns::{cell, groups, label, notes, present};
+use super::columns::{cell, groups, label, notes, present, Column};
 use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Row, Source};
@@ -12,8 +12,8 @@ use crate::results::{Results, Row, Source};
 pub struct Table;
 
 impl Exporter for Table {
-    fn render(&self, results: &Results, style: Style) -> Result<String> {
-        let cols = present(results);
+    fn render(&self, results: &Results, style: &Style) -> Result<String> {
+        let cols = present(results, &style.columns);
         let mut out = String::new();
         for notice in &results.notices {
             out.push_str(notice);
@@ -37,7 +37,7 @@ impl Exporter for Table {
             if pattern.is_none() {
                 header.push(Cell::new("launches"));
             }
-            header.extend(cols.iter().map(|c| Cell::new(c.header)));
+            header.extend(cols.iter().map(|c| Cell::new(&c.header)));
             t.set_header(header);
             for r in &rows {
                 let mut line = vec![Cell::new(shorten(&label(r), 48))];
@@ -47,7 +47,7 @@ impl Exporter for Table {
                 line.extend(cols.iter().map(|c| {
                     let mut cl = Cell::new(cell(r, c)).set_alignment(CellAlignment::Right);
                     if style.color {
-                        if let Some(color) = severity(r, c.key) {
+                        if let Some(color) = severity(r, c) {
                             cl = cl.fg(color);
                         }
                     }
@@ -71,12 +71,10 @@ impl Exporter for Table {
     }
 }
 
-/// Sectors/request far from ideal shows in colour: red beyond twice the ideal, yellow above it.
-fn severity(r: &Row, key: &str) -> Option<Color> {
-    if key != "global_load_sectors_per_request" {
-        return None;
-    }
-    let (v, ideal) = (r.metric(key)?, r.metric("global_load_ideal_sectors_per_request")?);
+/// A value far from its ideal shows in colour: red beyond twice the ideal, yellow above it
+/// (the columns whose metric names an `ideal` in the catalogue: lower is better for them).
+fn severity(r: &Row, c: &Column) -> Option<Color> {
+    let (v, ideal) = (r.metric(&c.key)?, r.metric(c.ideal.as_deref()?)?);
     if v > 2.0 * ideal {
         Some(Color::Red)
     } else if v > ideal * 1.05 {

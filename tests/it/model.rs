@@ -154,3 +154,34 @@ fn model_metrics_follow_the_formulas_of_the_metrics_file() {
     assert_eq!(spr(&[]), 8.0);
     assert_eq!(spr(&["--metrics".as_ref(), file.as_os_str()]), 16.0);
 }
+
+/// The tables show the catalogue's `[[column]]`s: rename a header, drop a column, and the
+/// terminal table and the run folder's markdown follow.
+#[test]
+fn tables_show_the_columns_of_the_metrics_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("metrics.toml");
+    let builtin = coalprof::metrics::BUILTIN;
+    let (rename, drop) = (
+        "header = \"ld sectors/req\"",
+        "[[column]]\nkey = \"l2_amplification\"\nheader = \"L2 amp\"\nformat = \"factor\"\nheadline = true\n",
+    );
+    assert!(builtin.contains(rename) && builtin.contains(drop), "the columns to edit are in metrics.toml");
+    let edited = builtin.replacen(rename, "header = \"LDG sec/req\"", 1).replacen(drop, "", 1);
+    std::fs::write(&file, edited).unwrap();
+    let table = |extra: &[&std::ffi::OsStr]| {
+        let out = coalprof()
+            .args(["run", "--pattern", "stride", "--backend", "model", "--size", "1M", "--color", "never", "--out"])
+            .arg(dir.path())
+            .args(["--run-id", "cols"])
+            .args(extra)
+            .ok_stdout();
+        let md = std::fs::read_to_string(dir.path().join("cols/results.md")).unwrap();
+        (String::from_utf8(out).unwrap(), md)
+    };
+    let (t, md) = table(&[]);
+    assert!(t.contains("ld sectors/req") && t.contains("L2 amp") && md.contains("| L2 amp |"), "{t}");
+    let (t, md) = table(&["--metrics".as_ref(), file.as_os_str()]);
+    assert!(t.contains("LDG sec/req") && !t.contains("ld sectors/req"), "{t}");
+    assert!(!t.contains("L2 amp") && !md.contains("L2 amp") && md.contains("LDG sec/req"), "{md}");
+}

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use coalprof::metrics::Catalogue;
 use coalprof::render::{render_with_plots, Format, Style};
 use coalprof::results::Results;
 use coalprof::store::RunDir;
@@ -88,7 +89,8 @@ fn measured_results() -> Results {
 #[test]
 fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
     let dir = tempfile::tempdir().unwrap();
-    let run = RunDir::create(dir.path(), Some("measured"), "ncu").unwrap();
+    let style = Style::new(&Catalogue::builtin(), false);
+    let run = RunDir::create(dir.path(), Some("measured"), "ncu", &style).unwrap();
     let results = measured_results();
     run.save_results(&results).unwrap();
     let mut files: Vec<String> =
@@ -98,7 +100,7 @@ fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
     let bw = std::fs::read_to_string(run.file("stride-bandwidth.svg")).unwrap();
     assert!(bw.contains("useful bandwidth (GB/s)") && bw.contains("measured vs predicted"), "{bw}");
     let md = std::fs::read_to_string(run.file("results.md")).unwrap();
-    assert_eq!(md, render_with_plots(&results, Format::Markdown, Style::default()).unwrap());
+    assert_eq!(md, render_with_plots(&results, Format::Markdown, &style).unwrap());
     insta::assert_snapshot!("results_md_with_plots", md);
 }
 

@@ -8,7 +8,7 @@ use crate::render::Style;
 pub struct Csv;
 
 impl LinesExporter for Csv {
-    fn render(&self, report: &LineReport, _: Style) -> Result<String> {
+    fn render(&self, report: &LineReport, _: &Style) -> Result<String> {
         let err = |e: csv::Error| Error::usage(format!("cannot encode CSV: {e}"));
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = Vec::new();

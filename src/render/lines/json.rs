@@ -9,7 +9,7 @@ use crate::render::Style;
 pub struct Json;
 
 impl LinesExporter for Json {
-    fn render(&self, report: &LineReport, _: Style) -> Result<String> {
+    fn render(&self, report: &LineReport, _: &Style) -> Result<String> {
         let mut s =
             serde_json::to_string_pretty(report).map_err(|e| Error::usage(format!("cannot encode JSON: {e}")))?;
         s.push('\n');

@@ -9,7 +9,7 @@ use crate::render::Style;
 pub struct Markdown;
 
 impl LinesExporter for Markdown {
-    fn render(&self, report: &LineReport, _: Style) -> Result<String> {
+    fn render(&self, report: &LineReport, _: &Style) -> Result<String> {
         let mut out = String::from("# Which line wastes the bandwidth\n\n");
         for n in &report.notices {
             out.push_str(&format!("> {}\n\n", escape(n)));

@@ -16,7 +16,7 @@ pub use markdown::worst_lines;
 
 /// One output format of the line report.
 pub trait LinesExporter {
-    fn render(&self, report: &LineReport, style: Style) -> Result<String>;
+    fn render(&self, report: &LineReport, style: &Style) -> Result<String>;
 }
 
 pub fn exporter(format: Format) -> Box<dyn LinesExporter> {
@@ -29,7 +29,7 @@ pub fn exporter(format: Format) -> Box<dyn LinesExporter> {
 }
 
 /// Render `report` in `format`.
-pub fn render(report: &LineReport, format: Format, style: Style) -> Result<String> {
+pub fn render(report: &LineReport, format: Format, style: &Style) -> Result<String> {
     exporter(format).render(report, style)
 }
 

@@ -12,7 +12,7 @@ use crate::render::Style;
 pub struct Table;
 
 impl LinesExporter for Table {
-    fn render(&self, report: &LineReport, style: Style) -> Result<String> {
+    fn render(&self, report: &LineReport, style: &Style) -> Result<String> {
         let mut out = String::new();
         for n in &report.notices {
             out.push_str(&format!("note: {n}\n"));
