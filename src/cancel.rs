@@ -26,7 +26,7 @@ fn notify() -> &'static Notify {
 const TICK: Duration = Duration::from_millis(50);
 
 /// Install the SIGINT handler (once per process; later calls do nothing).
-pub fn install() {
+pub(crate) fn install() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         let rt = crate::runtime::runtime();
@@ -47,7 +47,7 @@ pub fn install() {
 }
 
 /// Whether Ctrl-C was pressed.
-pub fn cancelled() -> bool {
+pub(crate) fn cancelled() -> bool {
     CANCELLED.load(Ordering::SeqCst)
 }
 
@@ -56,7 +56,7 @@ pub fn cancelled() -> bool {
 pub struct Interrupted;
 
 /// `Err(Interrupted)` once Ctrl-C was pressed: called between patterns and phases.
-pub fn check() -> Result<(), Interrupted> {
+pub(crate) fn check() -> Result<(), Interrupted> {
     if cancelled() {
         Err(Interrupted)
     } else {
@@ -65,7 +65,7 @@ pub fn check() -> Result<(), Interrupted> {
 }
 
 /// Resolves when Ctrl-C is pressed (at once if it was already).
-pub async fn wait() {
+pub(crate) async fn wait() {
     loop {
         // Created before the check: `notify_waiters` reaches a `Notified` from its creation on.
         let notified = notify().notified();
@@ -79,7 +79,7 @@ pub async fn wait() {
 /// Run `work` on a worker thread and wait for it, or for Ctrl-C, whichever comes first; an
 /// interrupted worker is left to die with the process (it owns nothing half-written: results
 /// are saved by the caller, atomically). A panic in `work` is a bug and panics here too.
-pub fn race<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Interrupted> {
+pub(crate) fn race<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Interrupted> {
     check()?;
     let (tx, rx) = mpsc::channel();
     let worker = std::thread::spawn(move || {

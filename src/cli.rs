@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// shared-memory bank conflicts, measured with Nsight Compute or predicted by an address model.
 #[derive(Debug, Parser)]
 #[command(name = "coalprof", version, propagate_version = true, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
     #[command(flatten)]
@@ -18,7 +18,7 @@ pub struct Cli {
 
 /// Options every command takes.
 #[derive(Debug, Args)]
-pub struct Global {
+pub(crate) struct Global {
     /// Output format on stdout.
     #[arg(long, global = true, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -44,13 +44,13 @@ pub struct Global {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ReaderArg {
+pub(crate) enum ReaderArg {
     Native,
     Ncu,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     Table,
     Markdown,
     Json,
@@ -58,14 +58,14 @@ pub enum FormatArg {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ColorArg {
+pub(crate) enum ColorArg {
     Auto,
     Always,
     Never,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the built-in patterns, their variants and what each one shows.
     Patterns(PatternsArgs),
     /// Build, time and profile built-in patterns; print the table and save the run.
@@ -104,7 +104,7 @@ pub enum Command {
 /// Which patterns: a comma-separated list, or all of them.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
-pub struct PatternChoice {
+pub(crate) struct PatternChoice {
     /// Patterns to run, comma-separated (`coalprof patterns` lists them).
     #[arg(long, short, value_delimiter = ',', value_name = "P[,P…]")]
     pub pattern: Vec<String>,
@@ -114,14 +114,14 @@ pub struct PatternChoice {
 }
 
 #[derive(Debug, Args)]
-pub struct PatternsArgs {
+pub(crate) struct PatternsArgs {
     /// Also list each variant's parameters at this size (bytes, e.g. `1G`, `64M`).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum BackendArg {
+pub(crate) enum BackendArg {
     /// Measure with ncu where a GPU is present, otherwise predict with the model (and say so).
     Auto,
     /// Measure with ncu; exit 4 without a GPU.
@@ -131,7 +131,7 @@ pub enum BackendArg {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     pub patterns: PatternChoice,
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
@@ -162,7 +162,7 @@ pub struct RunArgs {
 
 /// Beyond one GPU: spread a run over the GPUs of this node, or over a Slurm cluster.
 #[derive(Debug, Args)]
-pub struct ScaleArgs {
+pub(crate) struct ScaleArgs {
     /// Spread the patterns over these GPUs of this node, one ncu per GPU at a time, each child
     /// pinned with `CUDA_VISIBLE_DEVICES`: `all`, nvidia-smi indices (`0,2`) or UUIDs (`GPU-…`).
     #[arg(long, value_delimiter = ',', value_name = "all|I,…|UUID,…", conflicts_with_all = ["arch", "slurm"])]
@@ -181,14 +181,14 @@ pub struct ScaleArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ArchArg {
+pub(crate) struct ArchArg {
     /// GPU architecture to build for (default: the GPU's, from nvidia-smi).
     #[arg(long, value_name = "sm_XX")]
     pub arch: Option<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct ProfilerArgs {
+pub(crate) struct ProfilerArgs {
     /// ncu's `--cache-control` (all: flush caches before every replay pass).
     #[arg(long, value_parser = ["all", "none"], default_value = "all")]
     pub cache_control: String,
@@ -201,14 +201,14 @@ pub struct ProfilerArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ModelArgs {
+pub(crate) struct ModelArgs {
     /// The model's L2→DRAM fetch granularity in bytes (undocumented on Hopper).
     #[arg(long, value_parser = ["32", "64", "128"], default_value = "32")]
     pub l2_fetch: String,
 }
 
 #[derive(Debug, Args)]
-pub struct ProfileArgs {
+pub(crate) struct ProfileArgs {
     /// Only kernels whose function name matches this regex.
     #[arg(long, value_name = "REGEX")]
     pub kernel: Option<String>,
@@ -232,7 +232,7 @@ pub struct ProfileArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Run folders, results.json files, ncu CSVs or .ncu-rep reports.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
@@ -257,7 +257,7 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Run folders, results.json files, ncu CSVs or .ncu-rep reports; the first is the
     /// reference. One run spread over several GPUs (`run --gpus`, `--slurm`) compares its GPUs.
     #[arg(required = true, value_name = "INPUT")]
@@ -274,13 +274,13 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum BaselineCommand {
+pub(crate) enum BaselineCommand {
     /// Record runs into the baseline file (one section per GPU architecture, sorted, rounded).
     Update(BaselineUpdateArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct BaselineUpdateArgs {
+pub(crate) struct BaselineUpdateArgs {
     /// Run folders or results.json files.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<PathBuf>,
@@ -293,7 +293,7 @@ pub struct BaselineUpdateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ModelCmdArgs {
+pub(crate) struct ModelCmdArgs {
     /// The element index each lane reads, e.g. `((block * block_size + offset) * n_kv_heads + h) * head_dim + t`.
     #[arg(value_name = "EXPR", allow_hyphen_values = true)]
     pub expr: String,
@@ -309,14 +309,14 @@ pub struct ModelCmdArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A run folder or a results.json.
     #[arg(value_name = "RUN")]
     pub run: PathBuf,
 }
 
 #[derive(Debug, Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     #[command(flatten)]
     pub patterns: PatternChoice,
     /// GPU architectures to build for, comma-separated (default: the GPU's, from nvidia-smi).
@@ -325,7 +325,7 @@ pub struct BuildArgs {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ByArg {
+pub(crate) enum ByArg {
     /// One row per source line (instructions without a line stay instruction rows).
     Line,
     /// One row per SASS instruction.
@@ -333,7 +333,7 @@ pub enum ByArg {
 }
 
 #[derive(Debug, Args)]
-pub struct LinesArgs {
+pub(crate) struct LinesArgs {
     /// `.ncu-rep` reports made with the SourceCounters section (and kernels built with `-lineinfo`).
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
@@ -358,7 +358,7 @@ pub struct LinesArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AnalyzeArgs {
+pub(crate) struct AnalyzeArgs {
     /// ncu CSV files, `.ncu-rep` reports (read through `ncu --import`), or `-` for stdin.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -369,7 +369,7 @@ pub struct AnalyzeArgs {
 
 /// Write the completion script for `shell` (the one place besides parsing that needs clap's
 /// view of the command line).
-pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+pub(crate) fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     use clap::CommandFactory;
     clap_complete::generate(shell, &mut Cli::command(), "coalprof", out);
 }

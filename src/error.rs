@@ -10,22 +10,49 @@ use crate::exit::Exit;
 pub enum Error {
     /// A flag, config file, rule or expression is wrong (exit 2).
     #[error("{message}")]
-    Usage { message: String, hint: Option<String> },
+    Usage {
+        /// What is wrong, in the user's words.
+        message: String,
+        /// A fix, when one is known (printed as `hint: …`).
+        hint: Option<String>,
+    },
     /// An input file is unreadable or malformed (exit 3).
     #[error("{path}: {message}")]
-    Input { path: PathBuf, message: String, hint: Option<String> },
+    Input {
+        /// The input.
+        path: PathBuf,
+        /// What is wrong with it, and where.
+        message: String,
+        /// A fix, when one is known (printed as `hint: …`).
+        hint: Option<String>,
+    },
     /// An external tool ran and failed, or a kernel crashed or hung (exit 3).
     #[error("{0}")]
     Tool(#[from] crate::tools::ToolError),
     /// No GPU, driver, profiler or counter permission (exit 4).
     #[error("{message}")]
-    Unavailable { message: String, hint: Option<String> },
+    Unavailable {
+        /// What is wrong, in the user's words.
+        message: String,
+        /// A fix, when one is known (printed as `hint: …`).
+        hint: Option<String>,
+    },
     /// Nothing matched what was asked for (exit 5).
     #[error("{message}")]
-    NothingMatched { message: String, hint: Option<String> },
+    NothingMatched {
+        /// What is wrong, in the user's words.
+        message: String,
+        /// A fix, when one is known (printed as `hint: …`).
+        hint: Option<String>,
+    },
     /// Writing an output failed (exit 3): the message names the path.
     #[error("cannot write `{path}`: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        /// The output.
+        path: PathBuf,
+        /// Why it could not be written.
+        source: std::io::Error,
+    },
     /// Ctrl-C (exit 130): what finished before is on disk.
     #[error("interrupted (Ctrl-C); what finished before is saved")]
     Interrupted,
@@ -34,6 +61,7 @@ pub enum Error {
     Internal(String),
 }
 
+/// coalprof's results: [`Error`] unless told otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl From<crate::cancel::Interrupted> for Error {
@@ -43,22 +71,27 @@ impl From<crate::cancel::Interrupted> for Error {
 }
 
 impl Error {
+    /// A usage error (exit 2).
     pub fn usage(message: impl Into<String>) -> Error {
         Error::Usage { message: message.into(), hint: None }
     }
 
+    /// An input error naming the input (exit 3).
     pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
         Error::Input { path: path.into(), message: message.into(), hint: None }
     }
 
+    /// No profiler (exit 4), with how to get one.
     pub fn unavailable(message: impl Into<String>, hint: impl Into<String>) -> Error {
         Error::Unavailable { message: message.into(), hint: Some(hint.into()) }
     }
 
+    /// Nothing matched (exit 5).
     pub fn nothing_matched(message: impl Into<String>, hint: Option<String>) -> Error {
         Error::NothingMatched { message: message.into(), hint }
     }
 
+    /// An output that could not be written (exit 3).
     pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Write { path: path.into(), source }
     }
@@ -76,6 +109,7 @@ impl Error {
         self
     }
 
+    /// The fix, when one is known.
     pub fn hint(&self) -> Option<&str> {
         match self {
             Error::Usage { hint, .. }
@@ -87,6 +121,7 @@ impl Error {
         }
     }
 
+    /// The exit code this error ends the run with.
     pub fn exit(&self) -> Exit {
         match self {
             Error::Usage { .. } => Exit::Usage,

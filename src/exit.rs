@@ -24,6 +24,7 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// The process exit status.
     pub fn code(self) -> u8 {
         self as u8
     }

@@ -19,14 +19,14 @@ use crate::tools::ToolError;
 
 /// What an input path holds, judged by content, not by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Csv,
     NcuRep,
     ResultsJson,
     RunDir,
 }
 
-pub fn kind(path: &Path) -> Result<Kind> {
+pub(crate) fn kind(path: &Path) -> Result<Kind> {
     if path == Path::new("-") {
         return Ok(Kind::Csv);
     }
@@ -67,10 +67,10 @@ pub enum RepReader {
 
 /// Finds the ncu to import with, only when one is needed (`analyze` of a report the native
 /// reader reads never looks for ncu).
-pub type FindNcu<'a> = &'a dyn Fn() -> std::result::Result<Ncu, ToolError>;
+pub(crate) type FindNcu<'a> = &'a dyn Fn() -> std::result::Result<Ncu, ToolError>;
 
 /// How to read reports: the catalogue, grouping, and how to read `.ncu-rep`.
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
     pub grouping: Grouping,
@@ -81,7 +81,7 @@ pub struct Reader<'a> {
 
 impl Reader<'_> {
     /// Read one input into results (derived metrics included).
-    pub fn read(&self, path: &Path) -> Result<Results> {
+    pub(crate) fn read(&self, path: &Path) -> Result<Results> {
         match kind(path)? {
             Kind::Csv if path == Path::new("-") => self.read_csv(BufReader::new(std::io::stdin().lock()), path),
             Kind::Csv => {
@@ -202,7 +202,7 @@ fn parse_error(path: &Path, e: ParseError) -> Error {
 
 /// The `results.json` of a run folder; for a folder of runs (`profiles/`, where `run` saves),
 /// the newest run's, saying on stderr which one was taken.
-pub fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
+pub(crate) fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
     let own = dir.join("results.json");
     if own.is_file() {
         return Ok(own);
@@ -224,7 +224,7 @@ pub fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
 }
 
 /// A saved `results.json` (from `run`, `analyze --format json`, or a run folder).
-pub fn read_results_json(path: &Path) -> Result<Results> {
+pub(crate) fn read_results_json(path: &Path) -> Result<Results> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
     let r: Results =
         serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof results file: {e}")))?;

@@ -4,39 +4,68 @@
 //! (group, join, derive, compare) → render / gate. Each step is one module named after it
 //! (`ARCHITECTURE.md` draws the flow); `commands` glues them together.
 
+#![warn(unreachable_pub, missing_docs)]
+
+// The library's deliberate API, for the integration tests, the benches and tools built on
+// coalprof: the metric catalogue, the report readers, the address model and its patterns, the
+// results and their exporters, the gate, the per-line attribution, and the tool wrappers and
+// kernel builds the tests drive. Everything else is private to the crate.
 pub mod build;
-pub mod cancel;
-pub mod cli;
-pub mod commands;
-pub mod compare;
-pub mod error;
 pub mod exit;
-pub mod frame;
 pub mod gate;
-pub mod import;
 pub mod lines;
-pub mod logging;
 pub mod metrics;
 pub mod model;
 pub mod parse;
 pub mod patterns;
-pub mod profile;
 pub mod render;
 pub mod results;
-pub mod runtime;
-pub mod settings;
-pub mod slurm;
-pub mod spread;
 pub mod store;
 pub mod tools;
 
+mod cancel;
+mod cli;
+mod commands;
+mod compare;
+mod error;
+mod frame;
+mod import;
+mod logging;
+mod profile;
+mod runtime;
+mod settings;
+mod slurm;
+mod spread;
+
+pub use commands::{baseline, check};
 pub use error::{Error, Result};
+pub use frame::manifest;
+pub use profile::kernel_args;
+pub use runtime::runtime;
 
 use exit::Exit;
 use settings::Settings;
 
+/// The whole program: parse the command line, set up logging, run, and turn the outcome into
+/// the exit code (an error is one `error:` line and maybe a `hint:` line on stderr).
+pub fn main() -> std::process::ExitCode {
+    use clap::Parser;
+    let cli = cli::Cli::parse();
+    logging::init(cli.global.verbose);
+    match run(&cli) {
+        Ok(exit) => exit.into(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            if let Some(h) = e.hint() {
+                eprintln!("hint: {h}");
+            }
+            e.exit().into()
+        }
+    }
+}
+
 /// Run one parsed command line.
-pub fn run(cli: &cli::Cli) -> Result<Exit> {
+fn run(cli: &cli::Cli) -> Result<Exit> {
     cancel::install();
     let started = std::time::Instant::now();
     let outcome = dispatch(cli);

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
 
-pub fn init(verbose: u8) {
+pub(crate) fn init(verbose: u8) {
     let default = match verbose {
         0 => "warn",
         1 => "info",

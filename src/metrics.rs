@@ -19,8 +19,11 @@ pub const BUILTIN: &str = include_str!("../metrics.toml");
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RawMetric {
+    /// The ncu metric name.
     pub ncu: String,
+    /// The unit values are converted to.
     pub unit: String,
+    /// What it counts.
     pub description: String,
     /// Older names of the same counter.
     #[serde(default)]
@@ -31,6 +34,7 @@ pub struct RawMetric {
     /// ncu's base unit, assumed when a report prints no unit for the metric.
     #[serde(default)]
     pub assume_unit: Option<String>,
+    /// How it combines over launches.
     #[serde(default)]
     pub kind: Kind,
 }
@@ -49,8 +53,11 @@ pub enum Kind {
 /// Where an ncu metric name lands: the catalogue key, and the unit to assume if none is printed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mapped {
+    /// The catalogue key.
     pub key: String,
+    /// The unit to assume when a report prints none.
     pub assume_unit: Option<String>,
+    /// How it combines over launches.
     pub kind: Kind,
 }
 
@@ -59,7 +66,9 @@ pub struct Mapped {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Fact {
+    /// Its unit.
     pub unit: String,
+    /// What it is.
     pub description: String,
 }
 
@@ -67,12 +76,16 @@ pub struct Fact {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DerivedMetric {
+    /// The formula (see `metrics.toml`'s header for the grammar).
     pub formula: String,
+    /// Its unit.
     pub unit: String,
+    /// What it means.
     pub description: String,
     /// The metric holding this one's ideal value, when there is one.
     #[serde(default)]
     pub ideal: Option<String>,
+    /// Which way is better, for the gate.
     #[serde(default)]
     pub direction: Direction,
     /// Relative difference between measured and predicted beyond which it is a finding.
@@ -84,7 +97,9 @@ pub struct DerivedMetric {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LineMetric {
+    /// Its unit.
     pub unit: String,
+    /// What it means.
     pub description: String,
     /// The metric holding this one's ideal value, when there is one.
     #[serde(default)]
@@ -113,8 +128,11 @@ pub enum Fmt {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Column {
+    /// The metric shown.
     pub key: String,
+    /// The column header.
     pub header: String,
+    /// How values are rounded.
     pub format: Fmt,
     /// Shown by `compare` when no `--metric` is given.
     #[serde(default)]
@@ -136,6 +154,7 @@ impl Column {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
+    /// Raw metrics by key.
     pub raw: BTreeMap<String, RawMetric>,
     /// Launch facts formulas may read besides the raw metrics.
     #[serde(default, rename = "fact")]
@@ -154,6 +173,7 @@ pub struct Catalogue {
     /// The default gate rules, compiled.
     #[serde(skip)]
     pub rules: Vec<crate::gate::Rule>,
+    /// The file it was read from, for error messages.
     #[serde(skip)]
     pub origin: PathBuf,
 }
@@ -209,6 +229,7 @@ impl Catalogue {
         Catalogue::parse(&text, &path)
     }
 
+    /// The built-in catalogue (`BUILTIN`), parsed.
     pub fn builtin() -> Catalogue {
         Catalogue::parse(BUILTIN, Path::new("<built-in metrics.toml>")).expect("the built-in metrics.toml is valid")
     }
@@ -230,6 +251,7 @@ impl Catalogue {
         self.raw.values().map(|r| r.ncu.as_str()).collect::<Vec<_>>().join(",")
     }
 
+    /// The derived metric `key`, if defined.
     pub fn derived(&self, key: &str) -> Option<&DerivedMetric> {
         self.derived.iter().find(|(k, _)| k == key).map(|(_, d)| d)
     }
@@ -290,7 +312,8 @@ impl Catalogue {
                 }
             }
         }
-        if let Some(col) = self.columns.iter().find(|c| self.raw.get(&c.key).is_none() && self.derived(&c.key).is_none())
+        if let Some(col) =
+            self.columns.iter().find(|c| !self.raw.contains_key(&c.key) && self.derived(&c.key).is_none())
         {
             return Err(Error::usage(format!(
                 "{}: the column `{}` shows `{}`, which is neither a raw nor a derived metric",

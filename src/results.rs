@@ -46,14 +46,18 @@ pub struct Row {
     pub id: Option<u64>,
     /// How many launches this row aggregates (counters summed, ratios of the sums).
     pub launches: u64,
+    /// Grid dimensions (measured rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<[u32; 3]>,
+    /// Block dimensions (measured rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<[u32; 3]>,
     /// The variant's parameters by name (`{"stride": 8}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, Value>,
+    /// Measured by ncu or predicted by the model.
     pub source: Source,
+    /// Every value by catalogue key: raw counters, launch facts and derived metrics.
     pub metrics: Metrics,
     /// On measured rows of built-in patterns: the model's prediction under the same keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,8 +90,10 @@ pub struct Placement {
     /// nvidia-smi's index of the GPU on its node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// The Slurm partition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<String>,
+    /// The Slurm node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
 }
@@ -142,6 +148,7 @@ impl Row {
         }
     }
 
+    /// The value of `key`, if the row has it.
     pub fn metric(&self, key: &str) -> Option<f64> {
         self.metrics.get(key).copied()
     }
@@ -150,18 +157,23 @@ impl Row {
 /// What produced the results: everything that changes the numbers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
+    /// The coalprof version.
     pub coalprof: String,
     /// `ncu`, `model`, or `import` (an existing report).
     pub backend: String,
+    /// The ncu version that measured (or wrote the report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ncu_version: Option<String>,
+    /// The GPU's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
     /// Compute capability, e.g. `9.0`, and the architecture it implies, e.g. `sm_90`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_capability: Option<String>,
+    /// The driver version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
+    /// The GPU's peak DRAM bandwidth, bytes per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_bandwidth_bytes_per_s: Option<f64>,
     /// Profiler settings (`cache_control`, `clock_control`, replay passes, L2 fetch size …).
@@ -196,8 +208,11 @@ pub fn is_line_metric(metric: &str) -> bool {
 /// A whole result set, as saved in `results.json` and printed by `--format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
+    /// `coalprof/1`.
     pub schema: String,
+    /// What produced the rows.
     pub provenance: Provenance,
+    /// One row per variant, kernel or launch.
     pub rows: Vec<Row>,
     /// Run-level notices (`no GPU found: showing the model's prediction`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -209,6 +224,7 @@ pub struct Results {
 }
 
 impl Results {
+    /// Results of the current schema.
     pub fn new(provenance: Provenance, rows: Vec<Row>) -> Results {
         Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new(), worst_lines: Vec::new() }
     }
@@ -217,22 +233,31 @@ impl Results {
 /// One of a launch's worst source lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorstLine {
+    /// The pattern, for built-in patterns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// The variant, for built-in patterns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The kernel.
     pub kernel: String,
     /// `kernels/stride.cu:20`, repository-relative where it resolves.
     pub location: String,
+    /// What the line's memory instructions do.
     pub op: Option<String>,
+    /// Sectors per global request.
     pub sectors_per_request: Option<f64>,
+    /// The ideal for its addresses.
     pub ideal_sectors_per_request: Option<f64>,
+    /// Sectors beyond the ideal.
     pub excess_sectors: Option<f64>,
+    /// Its share of the kernel's excess sectors (0–1).
     pub excess_share: Option<f64>,
     /// Shared wavefronts per ideal wavefront (n for an n-way bank conflict).
     pub shared_ways: Option<f64>,
     /// The line's code, when the source was found.
     pub code: Option<String>,
+    /// What it means, in plain words.
     pub diagnosis: Option<String>,
 }
 

@@ -105,7 +105,7 @@ pub struct CheckSettings {
 
 /// What `--slurm` needs besides the run's own settings.
 #[derive(Debug, Clone)]
-pub struct SlurmSettings {
+pub(crate) struct SlurmSettings {
     /// This coalprof: what every task runs (on shared storage, like the run folder).
     pub exe: PathBuf,
     /// Global flags that change the numbers (`--metrics`, `--ncu`, …), with absolute paths.
@@ -121,7 +121,7 @@ pub struct SlurmSettings {
 }
 
 /// The environment, read in one place.
-pub struct Env {
+pub(crate) struct Env {
     pub no_color: bool,
     pub cuda_home: Option<PathBuf>,
     pub path: Option<std::ffi::OsString>,
@@ -138,7 +138,7 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn read() -> Env {
+    pub(crate) fn read() -> Env {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         Env {
             no_color: var("NO_COLOR").is_some(),
@@ -156,27 +156,27 @@ impl Env {
     }
 }
 
-pub struct LinesSettings {
+pub(crate) struct LinesSettings {
     pub reports: Vec<PathBuf>,
     pub options: crate::lines::Options,
     pub source_root: PathBuf,
     pub sarif: Option<PathBuf>,
 }
 
-pub struct AnalyzeSettings {
+pub(crate) struct AnalyzeSettings {
     pub files: Vec<PathBuf>,
     pub grouping: Grouping,
 }
 
 /// Which backend `run` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     Auto,
     Ncu,
     Model,
 }
 
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     pub patterns: Vec<Pattern>,
     pub backend: Backend,
     pub sizing: Sizing,
@@ -192,7 +192,7 @@ pub struct RunSettings {
     pub slurm: Option<SlurmSettings>,
 }
 
-pub struct ProfileSettings {
+pub(crate) struct ProfileSettings {
     /// Where the program's sources are found (the current folder): the report's worst lines.
     pub source_root: PathBuf,
     pub kernel: Option<String>,
@@ -205,18 +205,18 @@ pub struct ProfileSettings {
     pub args: Vec<OsString>,
 }
 
-pub struct BuildSettings {
+pub(crate) struct BuildSettings {
     pub patterns: Vec<Pattern>,
     pub archs: Vec<String>,
     pub cache: PathBuf,
 }
 
-pub struct PatternsSettings {
+pub(crate) struct PatternsSettings {
     pub sizing: Option<Sizing>,
 }
 
 /// One command, fully resolved.
-pub enum Settings {
+pub(crate) enum Settings {
     Patterns(PatternsSettings),
     Run(RunSettings),
     Profile(ProfileSettings),
@@ -233,7 +233,7 @@ pub enum Settings {
     Completions(clap_complete::Shell),
 }
 
-pub struct ModelSettingsCmd {
+pub(crate) struct ModelSettingsCmd {
     pub expr: String,
     pub bindings: Vec<(String, String)>,
     pub element_bytes: u32,
@@ -245,7 +245,7 @@ pub struct CheckCommand {
     pub check: CheckSettings,
 }
 
-pub struct CompareSettings {
+pub(crate) struct CompareSettings {
     pub inputs: Vec<PathBuf>,
     /// `--label`s, the first for the first input.
     pub labels: Vec<String>,
@@ -262,7 +262,7 @@ pub struct BaselineSettings {
     pub only_gated: Option<Vec<crate::gate::Rule>>,
 }
 
-pub fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common, Settings)> {
+pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common, Settings)> {
     let catalogue = Catalogue::load(global.metrics.as_deref(), &env.cwd)?;
     let derivation = Derivation::new(&catalogue)?;
     let format = match global.format {
@@ -489,7 +489,7 @@ fn patterns(c: &PatternChoice) -> Result<Vec<Pattern>> {
 }
 
 /// `1G`, `64M`, `512K` (binary multiples, as `GiB`), `1GB` (decimal), or plain bytes.
-pub fn parse_size(s: &str) -> Result<Sizing> {
+pub(crate) fn parse_size(s: &str) -> Result<Sizing> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
@@ -525,7 +525,7 @@ fn analyze(a: &AnalyzeArgs) -> AnalyzeSettings {
 }
 
 /// The coalprof checkout `cwd` is in (it has `kernels/` and `metrics.toml`), if any.
-pub fn project_root(cwd: &std::path::Path) -> Option<PathBuf> {
+pub(crate) fn project_root(cwd: &std::path::Path) -> Option<PathBuf> {
     cwd.ancestors().find(|d| d.join("metrics.toml").is_file() && d.join("kernels").is_dir()).map(PathBuf::from)
 }
 

@@ -36,11 +36,12 @@ struct Task {
 
 /// Submit, follow and merge the tasks; the merged results (saved in the run folder) and the exit
 /// code the failed tasks call for, for the caller to print.
-pub fn run(common: &Common, s: &RunSettings, slurm: &SlurmSettings) -> Result<(Results, Exit)> {
+pub(crate) fn run(common: &Common, s: &RunSettings, slurm: &SlurmSettings) -> Result<(Results, Exit)> {
     let sbatch = common.tools.sbatch().map_err(|e| Error::unavailable(e.to_string(), e.hint().unwrap_or_default()))?;
     let tools = Slurm { bin: sbatch.path.parent().unwrap_or(Path::new("/")).to_path_buf() };
     let started = Instant::now();
-    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), &format!("slurm-{}", backend_name(s.backend)), &common.style)?;
+    let dir =
+        RunDir::create(&s.out_base, s.run_id.as_deref(), &format!("slurm-{}", backend_name(s.backend)), &common.style)?;
     let run = std::path::absolute(&dir.path).map_err(|e| Error::write(&dir.path, e))?;
     for sub in ["slurm", "tasks"] {
         std::fs::create_dir_all(run.join(sub)).map_err(|e| Error::write(run.join(sub), e))?;

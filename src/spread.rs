@@ -25,14 +25,14 @@ use crate::tools::ToolError;
 
 /// One `--gpus` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GpuPick {
+pub(crate) enum GpuPick {
     All,
     Index(u32),
     Uuid(String),
 }
 
 /// Parse `--gpus`: `all`, or indices and `GPU-…`/`MIG-…` UUIDs.
-pub fn parse_picks(values: &[String]) -> Result<Vec<GpuPick>> {
+pub(crate) fn parse_picks(values: &[String]) -> Result<Vec<GpuPick>> {
     let picks: Vec<GpuPick> = (values.iter().map(|v| v.trim()))
         .map(|v| match v {
             "all" => Ok(GpuPick::All),
@@ -49,7 +49,7 @@ pub fn parse_picks(values: &[String]) -> Result<Vec<GpuPick>> {
 }
 
 /// The GPUs `picks` name among those nvidia-smi lists, in the order given, each once.
-pub fn select(listed: &[Gpu], picks: &[GpuPick]) -> Result<Vec<Gpu>> {
+pub(crate) fn select(listed: &[Gpu], picks: &[GpuPick]) -> Result<Vec<Gpu>> {
     if picks.contains(&GpuPick::All) {
         return Ok(listed.to_vec());
     }
@@ -79,7 +79,7 @@ pub fn select(listed: &[Gpu], picks: &[GpuPick]) -> Result<Vec<Gpu>> {
 /// The environment that pins a child to `gpu`: its UUID (the index where nvidia-smi gives
 /// none), and a `TMPDIR` of its own under `tmp`, the same for every coalprof on this GPU so
 /// that two runs on one GPU still see each other's ncu lock.
-pub fn pin(gpu: &Gpu, tmp: &Path) -> Result<Vec<(OsString, OsString)>> {
+pub(crate) fn pin(gpu: &Gpu, tmp: &Path) -> Result<Vec<(OsString, OsString)>> {
     let id = gpu.uuid.clone().unwrap_or_else(|| gpu.index.to_string());
     let dir = tmp.join(format!("coalprof-gpu-{}", safe_name(&id)));
     std::fs::create_dir_all(&dir).map_err(|e| Error::write(&dir, e))?;
@@ -87,7 +87,7 @@ pub fn pin(gpu: &Gpu, tmp: &Path) -> Result<Vec<(OsString, OsString)>> {
 }
 
 /// Where a row was measured.
-pub fn placement(gpu: &Gpu) -> Placement {
+pub(crate) fn placement(gpu: &Gpu) -> Placement {
     Placement {
         gpu: Some(gpu.name.clone()),
         arch: Some(gpu.arch()),
@@ -99,14 +99,14 @@ pub fn placement(gpu: &Gpu) -> Placement {
 
 /// Patterns longest first (by variant count; the catalogue's order among equals), so the last
 /// pattern to start is a short one.
-pub fn queue(patterns: &[Pattern], sizing: Sizing) -> VecDeque<Pattern> {
+pub(crate) fn queue(patterns: &[Pattern], sizing: Sizing) -> VecDeque<Pattern> {
     let mut p = patterns.to_vec();
     p.sort_by_key(|&p| std::cmp::Reverse(variants(p, sizing).len()));
     p.into()
 }
 
 /// One GPU's worker: its pin, the profiler of its architecture's build, and the executables.
-pub struct Worker<'a> {
+pub(crate) struct Worker<'a> {
     pub gpu: Gpu,
     pub env: Vec<(OsString, OsString)>,
     pub profiler: Profiler<'a>,
@@ -114,7 +114,7 @@ pub struct Worker<'a> {
 }
 
 /// What the workers share: the queue, the run so far, and the failures.
-pub struct Shared {
+pub(crate) struct Shared {
     pub queue: Mutex<VecDeque<Pattern>>,
     pub results: Mutex<Results>,
     pub failed: Mutex<Vec<Error>>,
@@ -123,7 +123,7 @@ pub struct Shared {
 
 /// Profile the queue on every worker at once; returns when the queue is empty or every worker
 /// has stopped. `record` saves the run after each pattern.
-pub fn profile_all(workers: Vec<Worker<'_>>, sizing: Sizing, dir: &RunDir, shared: &Shared) -> Result<()> {
+pub(crate) fn profile_all(workers: Vec<Worker<'_>>, sizing: Sizing, dir: &RunDir, shared: &Shared) -> Result<()> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = workers.into_iter().map(|w| scope.spawn(move || work(&w, sizing, dir, shared))).collect();
         for h in handles {

@@ -11,6 +11,7 @@ use crate::results::Results;
 /// An open run folder.
 #[derive(Debug, Clone)]
 pub struct RunDir {
+    /// The folder.
     pub path: PathBuf,
     /// How its `results.md` is rendered (the catalogue's columns; never colour).
     style: Style,
@@ -26,6 +27,7 @@ impl RunDir {
         Ok(RunDir { path, style: Style { color: false, ..style.clone() } })
     }
 
+    /// The path of `name` in the folder.
     pub fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }

@@ -37,7 +37,9 @@ pub fn source(p: Pattern) -> &'static str {
 /// A built pattern executable.
 #[derive(Debug, Clone)]
 pub struct Built {
+    /// The pattern it runs.
     pub pattern: Pattern,
+    /// The executable, in the kernel cache.
     pub exe: PathBuf,
     /// Whether it came from the cache.
     pub cached: bool,

@@ -6,7 +6,7 @@ use crate::render::render;
 use crate::results::Results;
 use crate::settings::{AnalyzeSettings, Common};
 
-pub fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
     let find_ncu = || common.ncu();
     let reader = super::reader(common, s.grouping, &find_ncu);
     let mut all: Option<Results> = None;

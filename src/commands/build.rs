@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::exit::Exit;
 use crate::settings::{BuildSettings, Common};
 
-pub fn run(common: &Common, s: &BuildSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &BuildSettings) -> Result<Exit> {
     let nvcc = common.nvcc()?;
     let archs = if s.archs.is_empty() { vec![common.gpu_arch()?] } else { s.archs.clone() };
     let mut lines = String::new();

@@ -12,7 +12,7 @@ use crate::frame::side_by_side::side_by_side;
 use crate::results::{Results, Row};
 use crate::settings::{Common, CompareSettings};
 
-pub fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
     let loaded = super::load(common, &s.inputs)?;
     let mut sides: Vec<(Input, Vec<Row>)> = Vec::new();
     for (path, results) in s.inputs.iter().zip(loaded) {

@@ -12,7 +12,7 @@ struct Check {
     fix: Option<String>,
 }
 
-pub fn run(common: &Common) -> Result<Exit> {
+pub(crate) fn run(common: &Common) -> Result<Exit> {
     let mut checks = Vec::new();
     checks.push(match common.nvcc() {
         Ok(n) => {

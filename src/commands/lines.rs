@@ -9,7 +9,7 @@ use crate::lines::source::Sources;
 use crate::settings::{Common, LinesSettings};
 use crate::tools::nvdisasm::Nvdisasm;
 
-pub fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     let launches = crate::lines::read(&s.reports)?;
     let matched =
         launches.iter().filter(|(r, _)| s.options.kernel.as_ref().is_none_or(|re| re.is_match(&r.kernel))).count();

@@ -1,18 +1,18 @@
 //! One module per subcommand: glue between settings and the pipeline, nothing more.
 
-pub mod analyze;
+pub(crate) mod analyze;
 pub mod baseline;
-pub mod build;
+pub(crate) mod build;
 pub mod check;
-pub mod compare;
-pub mod doctor;
-pub mod lines;
-pub mod model;
-pub mod patterns;
-pub mod profile;
-pub mod report;
-pub mod run;
-pub mod spread;
+pub(crate) mod compare;
+pub(crate) mod doctor;
+pub(crate) mod lines;
+pub(crate) mod model;
+pub(crate) mod patterns;
+pub(crate) mod profile;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod spread;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -42,7 +42,7 @@ fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
 }
 
 /// Write command output to stdout; a closed pipe (`| head`) is not an error.
-pub fn print(text: &str) -> Result<()> {
+pub(crate) fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::write("<stdout>", e)),

@@ -6,7 +6,7 @@ use crate::patterns::{variants, Pattern, Sizing};
 use crate::render::Format;
 use crate::settings::{Common, PatternsSettings};
 
-pub fn run(common: &Common, s: &PatternsSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &PatternsSettings) -> Result<Exit> {
     let sizing = s.sizing.unwrap_or_default();
     let text = match common.format {
         Format::Json => {

@@ -10,7 +10,7 @@ use crate::settings::{Common, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;
 
-pub fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let ncu = common.ncu()?;
     let dir = RunDir::create(&s.out_base, None, "profile", &common.style)?;
     let partial = dir.file(".report.partial.ncu-rep");

@@ -8,7 +8,7 @@ use crate::import::{kind, read_results_json, results_file, Kind};
 use crate::render::{plot_files, render, render_with_plots};
 use crate::settings::Common;
 
-pub fn run(common: &Common, run: &Path) -> Result<Exit> {
+pub(crate) fn run(common: &Common, run: &Path) -> Result<Exit> {
     let file = match kind(run)? {
         Kind::RunDir => results_file(run)?,
         _ => run.to_path_buf(),

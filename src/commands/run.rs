@@ -17,7 +17,7 @@ use crate::tools::ncu::Ncu;
 use crate::tools::nvcc::Nvcc;
 use crate::tools::ToolError;
 
-pub fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
+pub(crate) fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
     // Under Slurm each task chooses its backend on its own node, where the GPUs are.
     let (results, exit) = match &s.slurm {
         Some(slurm) => crate::slurm::run(common, s, slurm)?,

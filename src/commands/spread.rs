@@ -18,7 +18,12 @@ use crate::settings::{Common, RunSettings};
 use crate::spread::{pin, profile_all, queue, select, GpuPick, Shared, Worker};
 use crate::store::RunDir;
 
-pub fn measured(common: &Common, s: &RunSettings, model: &ModelSettings, picks: &[GpuPick]) -> Result<(Results, Exit)> {
+pub(crate) fn measured(
+    common: &Common,
+    s: &RunSettings,
+    model: &ModelSettings,
+    picks: &[GpuPick],
+) -> Result<(Results, Exit)> {
     let gpus = select(&common.gpus()?, picks)?;
     let (ncu, nvcc) = (common.ncu()?, common.nvcc()?);
     let mut archs: Vec<String> = gpus.iter().map(|g| g.arch()).collect();

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::Comparison;
 use crate::error::{Error, Result};
 
-pub fn render(c: &Comparison) -> Result<String> {
+pub(super) fn render(c: &Comparison) -> Result<String> {
     let err = |e: csv::Error| Error::usage(format!("cannot encode CSV: {e}"));
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = ["key", "pattern", "variant", "kernel", "metric"].map(String::from).to_vec();

@@ -8,8 +8,8 @@ use comfy_table::{Cell, CellAlignment, Table};
 
 use super::Comparison;
 use crate::frame::side_by_side::Matched;
-use crate::render::{Column, Fmt};
 use crate::render::Style;
+use crate::render::{Column, Fmt};
 
 /// The rows grouped by pattern, in first-seen order.
 fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
@@ -81,7 +81,7 @@ fn title(c: &Comparison) -> String {
 }
 
 /// Markdown a reviewer pastes: the inputs, then one table per pattern.
-pub fn markdown(c: &Comparison) -> String {
+pub(super) fn markdown(c: &Comparison) -> String {
     let esc = |s: &str| s.replace('|', "\\|").replace('`', "'");
     let mut out = format!("# coalprof compare: {}\n\n", esc(&title(c)));
     out.push_str("| | label | GPU | arch | input |\n|:--|:--|:--|:--|:--|\n");
@@ -125,7 +125,7 @@ pub fn markdown(c: &Comparison) -> String {
 }
 
 /// The terminal table: the same grid, one table per pattern, labels above metric names.
-pub fn table(c: &Comparison, style: &Style) -> String {
+pub(super) fn table(c: &Comparison, style: &Style) -> String {
     let mut out = format!("{}\n", title(c));
     for (n, i) in c.inputs.iter().enumerate() {
         let role = if n == 0 { "reference" } else { "" };

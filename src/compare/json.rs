@@ -9,7 +9,7 @@ use super::Comparison;
 use crate::error::{Error, Result};
 use crate::results::Metrics;
 
-pub const SCHEMA: &str = "coalprof-compare/1";
+pub(crate) const SCHEMA: &str = "coalprof-compare/1";
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -32,7 +32,7 @@ struct RowDoc<'a> {
     values: Vec<Option<&'a Metrics>>,
 }
 
-pub fn render(c: &Comparison) -> Result<String> {
+pub(super) fn render(c: &Comparison) -> Result<String> {
     let doc = Doc {
         schema: SCHEMA,
         inputs: (c.inputs.iter())

@@ -11,11 +11,9 @@ use crate::error::Result;
 use crate::frame::side_by_side::Matched;
 use crate::render::{Column, Format, Style};
 
-pub use json::SCHEMA;
-
 /// One column group: an input (or the rows of one GPU of it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Input {
+pub(crate) struct Input {
     pub label: String,
     pub gpu: Option<String>,
     pub arch: Option<String>,
@@ -24,7 +22,7 @@ pub struct Input {
 
 /// The comparison every format renders.
 #[derive(Debug, Clone)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub inputs: Vec<Input>,
     pub rows: Vec<Matched>,
     /// The metrics the human formats show (JSON and CSV carry every metric).
@@ -33,7 +31,7 @@ pub struct Comparison {
 
 /// The columns for `keys` (the catalogue's headline columns when empty), only those some row
 /// has; a key without a `[[column]]` is shown under its own name with two decimals.
-pub fn shown(rows: &[Matched], keys: &[String], columns: &[Column]) -> Vec<Column> {
+pub(crate) fn shown(rows: &[Matched], keys: &[String], columns: &[Column]) -> Vec<Column> {
     let has = |k: &str| rows.iter().any(|r| r.values.iter().flatten().any(|m| m.contains_key(k)));
     if keys.is_empty() {
         return columns.iter().filter(|c| c.headline && has(&c.key)).cloned().collect();
@@ -44,7 +42,7 @@ pub fn shown(rows: &[Matched], keys: &[String], columns: &[Column]) -> Vec<Colum
 }
 
 /// Render `c` in `format`.
-pub fn render(c: &Comparison, format: Format, style: &Style) -> Result<String> {
+pub(crate) fn render(c: &Comparison, format: Format, style: &Style) -> Result<String> {
     match format {
         Format::Json => json::render(c),
         Format::Csv => csv::render(c),

@@ -17,7 +17,7 @@ const PREDICTED: &str = "::predicted";
 const DIFF: &str = "::diff";
 
 /// The measured rows, each with its prediction and findings.
-pub fn compare(measured: Frame, predicted: Frame, catalogue: &Catalogue) -> Result<Vec<Row>> {
+pub(crate) fn compare(measured: Frame, predicted: Frame, catalogue: &Catalogue) -> Result<Vec<Row>> {
     let toleranced: Vec<(&str, f64)> =
         catalogue.derived.iter().filter_map(|(k, d)| Some((k.as_str(), d.tolerance?))).collect();
     let predicted = predicted.with_float_columns(toleranced.iter().map(|(k, _)| *k))?;

@@ -7,7 +7,7 @@ use std::fmt;
 
 /// A parsed formula.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Formula {
+pub(crate) enum Formula {
     Num(f64),
     Var(String),
     Neg(Box<Formula>),
@@ -16,7 +16,7 @@ pub enum Formula {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Add,
     Sub,
     Mul,
@@ -24,7 +24,7 @@ pub enum Op {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Func {
+pub(crate) enum Func {
     Ceil,
     Min,
     Max,
@@ -34,7 +34,7 @@ pub enum Func {
 
 /// A formula that does not parse: what was expected, at which byte column (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FormulaError {
+pub(crate) struct FormulaError {
     pub column: usize,
     pub message: String,
 }
@@ -46,7 +46,7 @@ impl fmt::Display for FormulaError {
 }
 
 impl Formula {
-    pub fn parse(text: &str) -> Result<Formula, FormulaError> {
+    pub(crate) fn parse(text: &str) -> Result<Formula, FormulaError> {
         let mut p = Parser { s: text.as_bytes(), pos: 0 };
         let f = p.expr()?;
         p.skip_ws();
@@ -57,7 +57,7 @@ impl Formula {
     }
 
     /// Every metric key the formula reads.
-    pub fn vars(&self) -> Vec<&str> {
+    pub(crate) fn vars(&self) -> Vec<&str> {
         let mut out = Vec::new();
         self.collect(&mut out);
         out

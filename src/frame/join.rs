@@ -33,7 +33,7 @@ pub enum JoinError {
 }
 
 /// A launch as one side saw it: kernel, grid, block (ncu may not report a dimension).
-pub type Launch = (String, Option<[u32; 3]>, Option<[u32; 3]>);
+pub(crate) type Launch = (String, Option<[u32; 3]>, Option<[u32; 3]>);
 
 fn shape(grid: Option<[u32; 3]>, block: Option<[u32; 3]>) -> String {
     let d = |d: Option<[u32; 3]>| d.map_or("?".to_string(), |[x, y, z]| format!("({x}, {y}, {z})"));

@@ -16,7 +16,7 @@ use crate::results::{Row, Source};
 
 /// One row per kernel (name and launch shape) or one per launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Grouping {
+pub(crate) enum Grouping {
     #[default]
     PerKernel,
     PerLaunch,
@@ -24,7 +24,7 @@ pub enum Grouping {
 
 /// What the records said about the device they ran on.
 #[derive(Debug, Clone, Default)]
-pub struct DeviceFacts {
+pub(crate) struct DeviceFacts {
     pub gpu: Option<String>,
     pub cc: Option<String>,
 }
@@ -34,7 +34,7 @@ pub struct DeviceFacts {
 const CHUNK: usize = 8192;
 
 /// Builds the frame of a stream of records.
-pub struct Launches<'a> {
+pub(crate) struct Launches<'a> {
     names: &'a HashMap<String, Mapped>,
     grouping: Grouping,
     /// The catalogue keys a chunk gets a column for, in a fixed order.
@@ -48,7 +48,7 @@ pub struct Launches<'a> {
 
 impl<'a> Launches<'a> {
     /// `names` maps ncu metric names to catalogue keys; metrics not in it are dropped.
-    pub fn new(names: &'a HashMap<String, Mapped>, grouping: Grouping) -> Launches<'a> {
+    pub(crate) fn new(names: &'a HashMap<String, Mapped>, grouping: Grouping) -> Launches<'a> {
         let mut keys: Vec<&str> = names.values().map(|m| m.key.as_str()).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -59,7 +59,7 @@ impl<'a> Launches<'a> {
     }
 
     /// Add one record; `Err(Interrupted)` once Ctrl-C was pressed (a long report stops here).
-    pub fn push(&mut self, rec: LaunchRecord) -> Result<()> {
+    pub(crate) fn push(&mut self, rec: LaunchRecord) -> Result<()> {
         crate::cancel::check()?;
         if self.facts.gpu.is_none() {
             self.facts.gpu = rec.device.clone();
@@ -95,7 +95,7 @@ impl<'a> Launches<'a> {
     }
 
     /// The whole frame, ratios divided back to their launch-weighted mean.
-    pub fn finish(mut self) -> Result<(Frame, DeviceFacts)> {
+    pub(crate) fn finish(mut self) -> Result<(Frame, DeviceFacts)> {
         self.flush()?;
         let mut df = match concat(std::mem::take(&mut self.done))? {
             Some(df) => df,

@@ -12,12 +12,19 @@ use crate::patterns::Variant;
 /// One launched variant, as the executable recorded it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Entry {
+    /// The pattern, by its CLI name (`stride`).
     pub pattern: String,
+    /// The variant (`stride_8`).
     pub variant: String,
+    /// The kernel function it launched.
     pub kernel: String,
+    /// The grid it launched.
     pub grid: [u32; 3],
+    /// The block it launched.
     pub block: [u32; 3],
+    /// Bytes the algorithm reads.
     pub bytes_read: u64,
+    /// Bytes the algorithm writes.
     pub bytes_written: u64,
     // The executable also writes a "checksum" of the output, computed so the loads cannot be
     // optimised away; coalprof does not read it (its value depends on the data, not the
@@ -25,6 +32,7 @@ pub struct Entry {
     /// Median of the timed repeats (`--time` runs only).
     #[serde(default)]
     pub time_ms: Option<f64>,
+    /// Every timed repeat, in ms (`--time` runs only).
     #[serde(default)]
     pub times_ms: Vec<f64>,
 }
@@ -48,13 +56,27 @@ pub fn parse(text: &str) -> std::result::Result<Vec<Entry>, (usize, String)> {
 /// Why the executable's manifest is not what the catalogue planned.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlanError {
+    /// The executable launched more or fewer variants than asked for.
     #[error("the executable ran {ran} variants, coalprof asked for {asked}")]
-    Count { ran: usize, asked: usize },
+    Count {
+        /// How many it launched.
+        ran: usize,
+        /// How many the plan has.
+        asked: usize,
+    },
     #[error(
         "variant `{variant}` was launched as `{}` {:?}x{:?}, the catalogue says `{}` {:?}x{:?}",
         launched.0, launched.1, launched.2, planned.0, planned.1, planned.2
     )]
-    Mismatch { variant: String, launched: Shape, planned: Shape },
+    /// A variant was launched with another kernel, grid or block than the plan's.
+    Mismatch {
+        /// The variant's name.
+        variant: String,
+        /// How the executable launched it.
+        launched: Shape,
+        /// How the catalogue plans it.
+        planned: Shape,
+    },
 }
 
 /// A launch's kernel, grid and block.
@@ -114,8 +136,11 @@ mod tests {
         );
         entries[1].block = [32, 1, 1];
         let err = check_against_plan(&entries, &plan).unwrap_err();
-        assert!(matches!(&err, PlanError::Mismatch { variant, launched, .. }
-            if *variant == plan[1].name && launched.2 == [32, 1, 1]), "{err:?}");
+        assert!(
+            matches!(&err, PlanError::Mismatch { variant, launched, .. }
+            if *variant == plan[1].name && launched.2 == [32, 1, 1]),
+            "{err:?}"
+        );
         assert!(err.to_string().contains(&format!("`{}`", plan[1].name)), "{err}");
     }
 }

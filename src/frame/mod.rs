@@ -11,32 +11,31 @@
 //!
 //! The frame becomes [`Row`]s only at the end, for the exporters and the gate.
 
-pub mod compare;
-pub mod derive;
+pub(crate) mod compare;
+pub(crate) mod derive;
 mod formula;
-pub mod join;
-pub mod launches;
+pub(crate) mod join;
+pub(crate) mod launches;
 pub mod manifest;
-pub mod side_by_side;
+pub(crate) mod side_by_side;
 
 use polars::prelude::*;
 
-pub use derive::Derivation;
-pub use formula::{Formula, FormulaError};
+pub(crate) use derive::Derivation;
 
 use crate::error::{Error, Result};
 use crate::results::{Metrics, Row};
 
 /// Identity columns every results frame has, besides its metric columns.
 pub(crate) mod cols {
-    pub const KERNEL: &str = "kernel";
-    pub const PROCESS: &str = "process";
-    pub const ID: &str = "id";
-    pub const LAUNCHES: &str = "launches";
-    pub const GRID: [&str; 3] = ["grid_x", "grid_y", "grid_z"];
-    pub const BLOCK: [&str; 3] = ["block_x", "block_y", "block_z"];
-    pub const PATTERN: &str = "pattern";
-    pub const VARIANT: &str = "variant";
+    pub(crate) const KERNEL: &str = "kernel";
+    pub(crate) const PROCESS: &str = "process";
+    pub(crate) const ID: &str = "id";
+    pub(crate) const LAUNCHES: &str = "launches";
+    pub(crate) const GRID: [&str; 3] = ["grid_x", "grid_y", "grid_z"];
+    pub(crate) const BLOCK: [&str; 3] = ["block_x", "block_y", "block_z"];
+    pub(crate) const PATTERN: &str = "pattern";
+    pub(crate) const VARIANT: &str = "variant";
 }
 
 /// A results table: one row per result row, identity columns and `f64` metric columns (null

@@ -18,7 +18,7 @@ const KEY: &str = "key";
 
 /// One matched row: its identity and, per input, its metrics (`None` where the input lacks it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Matched {
+pub(crate) struct Matched {
     pub key: String,
     pub pattern: Option<String>,
     pub variant: Option<String>,
@@ -34,7 +34,7 @@ pub struct Matched {
 /// The key rows are matched by: `pattern/variant` for built-in patterns, else the kernel and its
 /// launch shape (`kernel [grid 256x1x1, block 128x1x1]`), since one kernel launched with two
 /// shapes is two rows to compare.
-pub fn match_key(r: &Row) -> String {
+pub(crate) fn match_key(r: &Row) -> String {
     let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
     match (&r.pattern, &r.variant, r.grid, r.block) {
         (Some(p), Some(v), ..) => format!("{p}/{v}"),
@@ -45,7 +45,7 @@ pub fn match_key(r: &Row) -> String {
 
 /// Match the rows of `inputs` (the first is the reference) and compute deltas and ratios.
 /// Rows come out in the reference's order, then rows new in later inputs in their order.
-pub fn side_by_side(inputs: &[&[Row]]) -> Result<Vec<Matched>> {
+pub(crate) fn side_by_side(inputs: &[&[Row]]) -> Result<Vec<Matched>> {
     let keyed: Vec<Vec<(String, &Row)>> = inputs.iter().map(|rows| unique_keys(rows)).collect();
     let metrics: BTreeSet<&str> =
         inputs.iter().flat_map(|rows| rows.iter()).flat_map(|r| r.metrics.keys().map(String::as_str)).collect();

@@ -29,17 +29,17 @@ use crate::gate::identity::identify;
 use crate::results::{Provenance, Results, Row};
 
 /// Version of the layout above; a file with another schema is refused (exit 3).
-pub const SCHEMA: &str = "coalprof-baseline/1";
+pub(crate) const SCHEMA: &str = "coalprof-baseline/1";
 
 /// Significant digits kept when writing: enough for counter ratios, few enough to avoid churn.
-pub const SIGNIFICANT_DIGITS: i32 = 4;
+pub(crate) const SIGNIFICANT_DIGITS: i32 = 4;
 
 /// Metric values of one row, keyed by metric name.
-pub type RowValues = BTreeMap<String, f64>;
+pub(crate) type RowValues = BTreeMap<String, f64>;
 
 /// The whole baseline file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     pub schema: String,
     /// One section per architecture (`sm_90`, `model`).
     #[serde(default)]
@@ -48,7 +48,7 @@ pub struct Baseline {
 
 /// One architecture's section: what produced it and the rows' values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
+pub(crate) struct Environment {
     #[serde(default)]
     pub provenance: BaselineProvenance,
     /// Row key (`pattern/variant` or kernel name) → metric → value.
@@ -58,7 +58,7 @@ pub struct Environment {
 
 /// The provenance that changes the numbers, kept so a reviewer sees what a section was measured with.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BaselineProvenance {
+pub(crate) struct BaselineProvenance {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub backend: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,7 +91,7 @@ impl Default for Baseline {
 
 impl Baseline {
     /// Read a baseline; unreadable or malformed files are input errors (exit 3).
-    pub fn load(path: &Path) -> Result<Baseline, Error> {
+    pub(crate) fn load(path: &Path) -> Result<Baseline, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::input(path, format!("cannot read the baseline: {e}"))
                 .with_hint(format!("create it with `coalprof baseline update <run> --baseline {}`", path.display()))
@@ -100,7 +100,7 @@ impl Baseline {
     }
 
     /// Parse a baseline's text; `path` is for messages.
-    pub fn parse(text: &str, path: &Path) -> Result<Baseline, Error> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Baseline, Error> {
         let baseline: Baseline =
             serde_json::from_str(text).map_err(|e| Error::input(path, format!("not a coalprof baseline: {e}")))?;
         if baseline.schema != SCHEMA {
@@ -113,14 +113,14 @@ impl Baseline {
     }
 
     /// The recorded value of one metric of one row in one architecture.
-    pub fn get(&self, arch: &str, key: &str, metric: &str) -> Option<f64> {
+    pub(crate) fn get(&self, arch: &str, key: &str, metric: &str) -> Option<f64> {
         self.environments.get(arch)?.rows.get(key)?.get(metric).copied()
     }
 
     /// Replace the sections of every architecture present in `runs` with those runs' rows,
     /// keeping the metrics `keep(key, metric)` accepts; other sections are left untouched.
     /// `keep(row key, row, metric)` says which values to record.
-    pub fn merge_runs(&mut self, runs: &[Results], keep: &dyn Fn(&str, &Row, &str) -> bool) {
+    pub(crate) fn merge_runs(&mut self, runs: &[Results], keep: &dyn Fn(&str, &Row, &str) -> bool) {
         let mut fresh: BTreeMap<String, Environment> = BTreeMap::new();
         for (arch, key, row, provenance) in identify(runs) {
             let env = fresh.entry(arch).or_default();
@@ -141,7 +141,7 @@ impl Baseline {
     }
 
     /// The file's text: pretty JSON, sorted keys, trailing newline.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("a baseline always serializes");
         text.push('\n');
         text
@@ -149,7 +149,7 @@ impl Baseline {
 
     /// Write atomically (a temporary file in the same folder, then a rename), so an interrupted
     /// update never leaves half a baseline.
-    pub fn save(&self, path: &Path) -> Result<(), Error> {
+    pub(crate) fn save(&self, path: &Path) -> Result<(), Error> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -162,7 +162,7 @@ impl Baseline {
 }
 
 /// Round to `digits` significant digits (4.0234 → 4.023, 123456 → 123500).
-pub fn round_significant(v: f64, digits: i32) -> f64 {
+pub(crate) fn round_significant(v: f64, digits: i32) -> f64 {
     if v == 0.0 || !v.is_finite() {
         return v;
     }

@@ -8,20 +8,20 @@
 use crate::gate::verdict::{Check, Report, Verdict};
 
 /// Annotations emitted before the rest are summarized in one notice.
-pub const MAX_ANNOTATIONS: usize = 10;
+pub(crate) const MAX_ANNOTATIONS: usize = 10;
 
 /// Escape a command's message: `%`, CR and LF.
-pub fn escape_data(s: &str) -> String {
+pub(crate) fn escape_data(s: &str) -> String {
     s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escape a property value (`file=`, `title=`): as [`escape_data`], plus `:` and `,`.
-pub fn escape_property(s: &str) -> String {
+pub(crate) fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// The workflow commands for a report, one per line (empty when nothing failed or warned).
-pub fn annotations(report: &Report) -> String {
+pub(crate) fn annotations(report: &Report) -> String {
     let notable: Vec<&Check> =
         report.sorted().into_iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).collect();
     let mut out = String::new();

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use crate::results::{Provenance, Results, Row, Source};
 
 /// A row with its architecture section and key.
-pub type Identified<'a> = (String, String, &'a Row, &'a Provenance);
+pub(crate) type Identified<'a> = (String, String, &'a Row, &'a Provenance);
 
 /// The baseline section a row belongs to: predicted rows never mix with measured ones, and a
 /// row of a run spread over GPUs of several architectures goes by its own GPU's.
-pub fn arch_of(provenance: &Provenance, row: &Row) -> String {
+pub(crate) fn arch_of(provenance: &Provenance, row: &Row) -> String {
     match row.source {
         Source::Predicted => "model".to_string(),
         Source::Measured => row.placement.as_ref().and_then(|p| p.arch.clone()).unwrap_or_else(|| provenance.arch()),
@@ -23,7 +23,7 @@ pub fn arch_of(provenance: &Provenance, row: &Row) -> String {
 /// Every row of every input, with its (arch, key). A key that repeats within one architecture
 /// (one kernel launched several times, not aggregated) becomes `key@<id>`, or `key#<n>` without
 /// an id, so JUnit test names stay unique and baseline entries do not overwrite each other.
-pub fn identify(inputs: &[Results]) -> Vec<Identified<'_>> {
+pub(crate) fn identify(inputs: &[Results]) -> Vec<Identified<'_>> {
     let mut all = Vec::new();
     let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for results in inputs {

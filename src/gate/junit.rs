@@ -16,7 +16,7 @@ use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, EnvironmentInfo, Report, Verdict};
 
 /// The document as a string.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     write(&mut w, report).expect("writing into memory cannot fail");
     let mut text = String::from_utf8(w.into_inner()).expect("quick-xml writes UTF-8");

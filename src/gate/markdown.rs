@@ -9,13 +9,13 @@ use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, Report, Verdict};
 
 /// Bytes the summary stays under (GitHub's limit is 1 MiB per step).
-pub const MAX_BYTES: usize = 900 * 1024;
+pub(crate) const MAX_BYTES: usize = 900 * 1024;
 
 /// Rows per table before the rest are counted instead of shown.
 const MAX_ROWS: usize = 1000;
 
 /// The markdown for a report.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut out = format!("## coalprof check: {} {}\n\n{}\n\n", icon(report), report.headline(), report.tally());
     let notable: Vec<&Check> = report.sorted().into_iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {

@@ -5,15 +5,16 @@
 //! Evaluation is a pure function over files, so CPU CI exercises the whole gate on fixtures; the
 //! exit code is decided by `commands::check` only after every output is written.
 
-pub mod baseline;
-pub mod github;
-pub mod identity;
-pub mod junit;
-pub mod markdown;
-pub mod rules;
-pub mod table;
-pub mod verdict;
+pub(crate) mod baseline;
+pub(crate) mod github;
+pub(crate) mod identity;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+pub(crate) mod rules;
+pub(crate) mod table;
+pub(crate) mod verdict;
 
-pub use baseline::Baseline;
-pub use rules::{parse_rules, Direction, Directions, Rule, RuleSpec, Severity};
-pub use verdict::{evaluate, Check, Report, Verdict};
+pub(crate) use baseline::Baseline;
+pub use rules::{parse_rules, Rule};
+pub(crate) use rules::{Direction, Directions};
+pub(crate) use verdict::{evaluate, Report, Verdict};

@@ -48,7 +48,7 @@ pub enum Direction {
 }
 
 /// Each catalogue metric's direction (metrics it does not name are lower-is-better).
-pub type Directions = std::collections::BTreeMap<String, Direction>;
+pub(crate) type Directions = std::collections::BTreeMap<String, Direction>;
 
 /// One `[[gate]]` entry exactly as written ([`parse_rules`] reads them with their line numbers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,7 +152,9 @@ impl Matcher {
 pub struct Rule {
     /// 1-based position among the `[[gate]]` entries.
     pub index: usize,
+    /// The rule as written.
     pub spec: RuleSpec,
+    /// Where it was written (file and line), for annotations.
     pub location: Location,
     /// Parsed `regress`.
     pub regress: Option<Regress>,
@@ -299,7 +301,7 @@ fn glob(pattern: &str) -> Result<GlobMatcher, String> {
 }
 
 /// A number for messages: up to 4 significant digits, no trailing zeros.
-pub fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
@@ -319,7 +321,7 @@ pub fn fmt_num(v: f64) -> String {
 /// The settings that apply to one (row, metric) after every matching rule, later ones winning key
 /// by key. Each value remembers the rule that set it, so a violation can point at its line.
 #[derive(Debug, Clone, Default)]
-pub struct Effective<'r> {
+pub(crate) struct Effective<'r> {
     pub max: Option<(f64, &'r Rule)>,
     pub min: Option<(f64, &'r Rule)>,
     pub regress: Option<(Regress, &'r Rule)>,
@@ -332,7 +334,7 @@ pub struct Effective<'r> {
 
 impl<'r> Effective<'r> {
     /// Merge every rule that applies to (row, metric); `None` if none does.
-    pub fn resolve(rules: &'r [Rule], key: &str, kernel: &str, metric: &str) -> Option<Effective<'r>> {
+    pub(crate) fn resolve(rules: &'r [Rule], key: &str, kernel: &str, metric: &str) -> Option<Effective<'r>> {
         let mut eff = Effective::default();
         for rule in rules.iter().filter(|r| r.matches_metric(metric) && r.matches_row(key, kernel)) {
             let s = &rule.spec;
@@ -360,18 +362,18 @@ impl<'r> Effective<'r> {
     }
 
     /// Whether any limit is set (a rule that only sets `severity` checks nothing by itself).
-    pub fn has_limit(&self) -> bool {
+    pub(crate) fn has_limit(&self) -> bool {
         self.max.is_some() || self.min.is_some() || self.regress.is_some()
     }
 
     /// The direction that decides what a regression is: the rules' own, else the catalogue's.
-    pub fn direction(&self, metric: &str) -> Direction {
+    pub(crate) fn direction(&self, metric: &str) -> Direction {
         let catalogue = || self.last.map_or(Direction::Lower, |r| direction_of(&r.directions, metric));
         self.direction.unwrap_or_else(catalogue)
     }
 
     /// `<= 4.5, +5% vs baseline`: the limits in words, for tables.
-    pub fn describe_limits(&self) -> String {
+    pub(crate) fn describe_limits(&self) -> String {
         let mut parts = Vec::new();
         if let Some((v, _)) = self.min {
             parts.push(format!(">= {}", fmt_num(v)));

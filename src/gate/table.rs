@@ -7,7 +7,7 @@ use crate::gate::verdict::{Check, Report, Verdict};
 const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS"];
 
 /// Render the report; `color` adds ANSI colour to the status words only.
-pub fn render(report: &Report, color: bool) -> String {
+pub(crate) fn render(report: &Report, color: bool) -> String {
     let mut out = format!("coalprof check: {} ({})\n", report.headline(), report.tally());
     let sorted = report.sorted();
     if sorted.is_empty() {

@@ -23,7 +23,7 @@ use crate::results::{Provenance, Results, Row};
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// A fail-severity limit was violated: the gate fails.
     Fail,
     /// A warn-severity limit was violated.
@@ -39,7 +39,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Warn => "warn",
@@ -53,7 +53,7 @@ impl Verdict {
 
 /// One (row × metric) check: what was compared, with what, and the verdict in words.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// Baseline section: `sm_90`, or `model` for predicted rows.
     pub arch: String,
     /// Row key: `pattern/variant` or the kernel name.
@@ -78,7 +78,7 @@ pub struct Check {
 
 impl Check {
     /// Relative change against the baseline (`0.25` for +25%), when both values exist and b ≠ 0.
-    pub fn change(&self) -> Option<f64> {
+    pub(crate) fn change(&self) -> Option<f64> {
         match (self.current, self.baseline) {
             (Some(c), Some(b)) if b != 0.0 => Some((c - b) / b.abs()),
             _ => None,
@@ -86,7 +86,7 @@ impl Check {
     }
 
     /// `+98.5%`, `0 → 3`, or empty.
-    pub fn change_text(&self) -> String {
+    pub(crate) fn change_text(&self) -> String {
         match (self.current, self.baseline, self.change()) {
             (_, _, Some(r)) => {
                 format!("{}{}%", if r >= 0.0 { "+" } else { "" }, fmt_num(r * 100.0))
@@ -99,7 +99,7 @@ impl Check {
 
 /// The provenance of one architecture section, for suite properties and summaries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EnvironmentInfo {
+pub(crate) struct EnvironmentInfo {
     pub arch: String,
     pub backend: String,
     pub gpu: Option<String>,
@@ -108,7 +108,7 @@ pub struct EnvironmentInfo {
 
 /// Everything the renderers need.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// In input order: rows as they appear, metrics sorted, then `missing` checks.
     pub checks: Vec<Check>,
     /// One per architecture seen in the inputs, sorted.
@@ -120,17 +120,17 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn count(&self, verdict: Verdict) -> usize {
+    pub(crate) fn count(&self, verdict: Verdict) -> usize {
         self.checks.iter().filter(|c| c.verdict == verdict).count()
     }
 
     /// Whether a fail-severity check failed.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.count(Verdict::Fail) > 0
     }
 
     /// `3 failed, 1 warning, 10 passed, 2 new, 1 skipped` (zero counts left out).
-    pub fn tally(&self) -> String {
+    pub(crate) fn tally(&self) -> String {
         let parts = [
             (Verdict::Fail, "failed"),
             (Verdict::Warn, if self.count(Verdict::Warn) == 1 { "warning" } else { "warnings" }),
@@ -151,7 +151,7 @@ impl Report {
     }
 
     /// The headline: `gate failed` / `gate passed with warnings` / `gate passed`.
-    pub fn headline(&self) -> &'static str {
+    pub(crate) fn headline(&self) -> &'static str {
         if self.failed() {
             "gate failed"
         } else if self.count(Verdict::Warn) > 0 {
@@ -165,7 +165,7 @@ impl Report {
 
     /// Checks ordered for people: failures first, then warnings, new, missing, skipped, passes;
     /// within a verdict by the size of the change, largest first, then by name.
-    pub fn sorted(&self) -> Vec<&Check> {
+    pub(crate) fn sorted(&self) -> Vec<&Check> {
         let mut v: Vec<&Check> = self.checks.iter().collect();
         v.sort_by(|a, b| {
             let ca = a.change().map(f64::abs).unwrap_or(0.0);
@@ -182,7 +182,7 @@ impl Report {
 }
 
 /// Compare with runs of digits as numbers, so `stride_2` sorts before `stride_16`.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     fn chunks(s: &str) -> Vec<(bool, &str)> {
         let mut out = Vec::new();
         let mut start = 0;
@@ -211,7 +211,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// Evaluate every rule against every row of `inputs` and, when given, the baseline.
-pub fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Baseline>) -> Report {
+pub(crate) fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Baseline>) -> Report {
     let mut checks = Vec::new();
     let mut matched_rows = 0;
     let mut current: BTreeSet<(String, String)> = BTreeSet::new();

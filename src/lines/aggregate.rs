@@ -15,78 +15,102 @@ use super::source::Sources;
 use crate::parse::{LaunchRecord, SourceCounters};
 
 /// Version of the JSON layout of [`LineReport`].
-pub const SCHEMA: &str = "coalprof-lines/1";
+pub(crate) const SCHEMA: &str = "coalprof-lines/1";
 
 /// Rows per source line, or per SASS instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum By {
+    /// One row per source line.
     #[default]
     Line,
+    /// One row per SASS instruction.
     Instruction,
 }
 
 /// What `lines` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// Only kernels whose name matches.
     pub kernel: Option<regex::Regex>,
     /// Rows per kernel; `None` = all.
     pub top: Option<usize>,
+    /// One row per launch instead of summing the launches of a kernel.
     pub per_launch: bool,
+    /// Rows per line or per instruction.
     pub by: By,
 }
 
 /// SASS text per function name and offset (nvdisasm's), when a disassembler is at hand.
-pub type Sass = BTreeMap<String, BTreeMap<u64, String>>;
+pub(crate) type Sass = BTreeMap<String, BTreeMap<u64, String>>;
 
 /// One row: a source line (or an instruction) of one kernel (or one launch).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct LineRow {
+    /// The kernel, as ncu names it.
     pub kernel: String,
     /// The launch's id with `--per-launch`, else null.
     pub launch: Option<u64>,
     /// How many launches the numbers sum.
     pub launches: u64,
+    /// The source file, as the line table names it.
     pub file: Option<String>,
+    /// The line in it.
     pub line: Option<u32>,
     /// The file relative to the source root, when it resolves there.
     pub path: Option<String>,
     /// Null when grouped by line.
     pub pc_offset: Option<u64>,
+    /// The instruction's SASS (instruction rows).
     pub sass: Option<String>,
+    /// What the row's memory instructions do (`global load`, `shared store`).
     pub op: Option<String>,
+    /// Bytes per thread of its accesses, when all agree.
     pub access_bytes: Option<u32>,
     /// Memory instructions the row sums (1 for an instruction row).
     pub instructions: u32,
+    /// Warp-level executions of its instructions.
     #[serde(serialize_with = "count")]
     pub executions: Option<f64>,
+    /// Global requests (L1 tag stage).
     #[serde(serialize_with = "count")]
     pub requests: Option<f64>,
+    /// L2 sectors its global accesses fetch.
     #[serde(serialize_with = "count")]
     pub sectors: Option<f64>,
+    /// The sectors perfectly coalesced accesses would fetch.
     #[serde(serialize_with = "count")]
     pub ideal_sectors: Option<f64>,
+    /// Sectors beyond the ideal.
     #[serde(serialize_with = "count")]
     pub excess_sectors: Option<f64>,
     /// This row's share of its kernel's excess sectors (0–1).
     pub excess_share: Option<f64>,
+    /// Sectors per global request.
     pub sectors_per_request: Option<f64>,
+    /// The ideal sectors per request for its addresses.
     pub ideal_sectors_per_request: Option<f64>,
+    /// Shared-memory wavefronts.
     #[serde(serialize_with = "count")]
     pub shared_wavefronts: Option<f64>,
+    /// The wavefronts a conflict-free access would take.
     #[serde(serialize_with = "count")]
     pub shared_ideal_wavefronts: Option<f64>,
+    /// Wavefronts beyond the ideal (bank conflicts).
     #[serde(serialize_with = "count")]
     pub shared_excess_wavefronts: Option<f64>,
     /// The line's code, when the source was found.
     pub source: Option<String>,
+    /// What the numbers mean, in plain words.
     pub diagnosis: Option<String>,
     /// The rule the diagnosis is a finding of (`CP1001`…), null for advice or none.
     pub rule: Option<&'static str>,
+    /// What the diagnosis weighs (excess sectors or wavefronts).
     #[serde(skip)]
     pub waste: Option<Waste>,
     /// The row's global loads (LDGSTS included) and global stores alone, for per-line metrics.
     #[serde(skip)]
     pub global_loads: Counters,
+    /// The row's global stores alone.
     #[serde(skip)]
     pub global_stores: Counters,
 }
@@ -103,8 +127,11 @@ fn count<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error>
 /// The rows of every kernel, and what could not be attributed.
 #[derive(Debug, Clone, Serialize)]
 pub struct LineReport {
+    /// The JSON schema name (`coalprof-lines/1`).
     pub schema: &'static str,
+    /// Every row, worst first within each kernel.
     pub rows: Vec<LineRow>,
+    /// What could not be attributed, and why.
     pub notices: Vec<String>,
     /// The GPU architecture the reports ran on (`sm_80`), when they say.
     #[serde(skip)]

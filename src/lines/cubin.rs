@@ -24,6 +24,7 @@ const TAG_SHIFT: u32 = 40;
 /// A function's rows: (offset, file index into [`Cubin::files`], line), sorted by offset.
 #[derive(Debug, Clone, Default)]
 pub struct Function {
+    /// The function's (mangled) name.
     pub name: String,
     /// Size of the function's SASS in bytes, from its `.text.` section (0 when unknown).
     pub size: u64,
@@ -40,14 +41,18 @@ impl Function {
 /// One source location.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
+    /// The source file.
     pub file: String,
+    /// The line in it (1-based).
     pub line: u32,
 }
 
 /// What a cubin says about its functions and their lines.
 #[derive(Debug, Clone, Default)]
 pub struct Cubin {
+    /// Every function with a `.text.` section.
     pub functions: Vec<Function>,
+    /// The line table's file names, by index.
     pub files: Vec<String>,
     /// Why some or all line info is missing (bad tables, no `-lineinfo`); empty when all is well.
     pub notices: Vec<String>,

@@ -75,7 +75,7 @@ impl Waste {
 
 /// One diagnosis: the waste (if the numbers say it is one) and the sentence for people.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
+pub(super) struct Finding {
     pub waste: Option<Waste>,
     pub text: String,
 }
@@ -84,14 +84,14 @@ pub struct Finding {
 const SLACK: f64 = 0.05;
 
 /// Sectors per request of the row, and its ideal, where the report has them.
-pub fn sectors_per_request(c: &Counters) -> Option<(f64, Option<f64>)> {
+pub(super) fn sectors_per_request(c: &Counters) -> Option<(f64, Option<f64>)> {
     let r = c.requests.filter(|&r| r > 0.0)?;
     Some((c.sectors? / r, c.ideal_sectors.map(|i| i / r)))
 }
 
 /// The diagnosis of a row, or `None` where its numbers are ideal or missing. `in_loop`: the
 /// row's instructions ran more often than the kernel's first instruction (more than once per warp).
-pub fn diagnose(c: &Counters, in_loop: bool) -> Option<Finding> {
+pub(super) fn diagnose(c: &Counters, in_loop: bool) -> Option<Finding> {
     let mut parts: Vec<String> = Vec::new();
     let mut waste = None;
     if let Some(f) = global(c, in_loop) {

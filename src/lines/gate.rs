@@ -10,7 +10,7 @@ use super::{LineReport, LineRow};
 
 /// The per-line metric keys this module computes (each is declared under `[line.*]` in
 /// `metrics.toml`; a test keeps the two in step).
-pub const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "line_global_load_sectors_per_request",
     "line_global_load_ideal_sectors_per_request",
     "line_global_store_sectors_per_request",
@@ -20,15 +20,13 @@ pub const KEYS: &[&str] = &[
     "line_shared_wavefronts_per_ideal",
 ];
 
-pub use crate::results::is_line_metric;
-
 /// `kernels/gemm.cu:42` of a row: its repository-relative path where it resolves.
-pub fn line_label(r: &LineRow) -> Option<String> {
+pub(crate) fn line_label(r: &LineRow) -> Option<String> {
     Some(format!("{}:{}", r.path.as_deref().or(r.file.as_deref())?, r.line?))
 }
 
 /// One result row per source line of the report (instruction rows without a line are left out).
-pub fn rows(report: &LineReport) -> Vec<Row> {
+pub(crate) fn rows(report: &LineReport) -> Vec<Row> {
     report
         .rows
         .iter()
@@ -64,7 +62,7 @@ pub fn rows(report: &LineReport) -> Vec<Row> {
 
 /// The report's rows that have a line, as the run's worst lines (the report is already cut to
 /// the top rows per launch). `label` names each row's pattern and variant, from its launch id.
-pub fn worst_lines(
+pub(crate) fn worst_lines(
     report: &LineReport,
     label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
 ) -> Vec<WorstLine> {

@@ -13,21 +13,29 @@ use crate::parse::SourceCounters;
 
 /// Field ← instanced metric names, newest first.
 pub const REQUESTS: &[&str] = &["memory_l1_tag_requests_global"];
+/// Global sectors fetched.
 pub const SECTORS: &[&str] =
     &["memory_l2_theoretical_sectors_global", "memory_l2_sectors_global", "memory_l2_transactions_global"];
+/// Global sectors perfectly coalesced accesses would fetch.
 pub const IDEAL_SECTORS: &[&str] = &[
     "memory_l2_theoretical_sectors_global_ideal",
     "memory_l2_sectors_global_ideal",
     "memory_ideal_l2_transactions_global",
 ];
+/// ncu's own count of sectors beyond the ideal.
 pub const EXCESS_SECTORS: &[&str] =
     &["derived__memory_l2_theoretical_sectors_global_excessive", "derived__memory_l2_sectors_global_excessive"];
 /// ncu 2020–2021 count shared accesses as "L1 Sectors Shared", later as wavefronts.
 pub const SHARED_WAVEFRONTS: &[&str] = &["memory_l1_wavefronts_shared", "memory_l1_sectors_shared"];
+/// Conflict-free shared wavefronts.
 pub const SHARED_IDEAL: &[&str] = &["memory_l1_wavefronts_shared_ideal", "memory_l1_sectors_shared_ideal"];
+/// Warp-level executions.
 pub const EXECUTIONS: &[&str] = &["inst_executed"];
+/// Bits per thread of an access.
 pub const ACCESS_BITS: &[&str] = &["memory_access_size_type"];
+/// The memory space (global, shared, local).
 pub const SPACE: &[&str] = &["memory_type"];
+/// Load, store or atomic.
 pub const ACCESS: &[&str] = &["memory_access_type"];
 
 const GLOBAL: u32 = 4;
@@ -44,31 +52,41 @@ pub struct Counters {
     pub access: u32,
     /// Bytes per thread; `None` when unknown or when summed instructions differ.
     pub access_bytes: Option<u32>,
+    /// Warp-level executions.
     pub executions: Option<f64>,
+    /// Global requests (L1 tag stage).
     pub requests: Option<f64>,
+    /// L2 sectors fetched by global accesses.
     pub sectors: Option<f64>,
+    /// The sectors perfectly coalesced accesses would fetch.
     pub ideal_sectors: Option<f64>,
     /// ncu's own excessive-sector count where the report has it, else sectors − ideal.
     pub excess_sectors: Option<f64>,
+    /// Shared-memory wavefronts.
     pub shared_wavefronts: Option<f64>,
+    /// Conflict-free shared wavefronts.
     pub shared_ideal_wavefronts: Option<f64>,
     /// How many instructions were summed (for "4-byte accesses on one line" and the like).
     pub instructions: u32,
 }
 
 impl Counters {
+    /// Whether it accesses global memory.
     pub fn is_global(&self) -> bool {
         self.space & GLOBAL != 0 || (self.space == 0 && self.sectors.is_some())
     }
 
+    /// Whether it accesses shared memory.
     pub fn is_shared(&self) -> bool {
         self.space & SHARED != 0 || (self.space == 0 && self.shared_wavefronts.is_some())
     }
 
+    /// Whether it loads.
     pub fn is_load(&self) -> bool {
         self.access & LOAD != 0
     }
 
+    /// Whether it stores.
     pub fn is_store(&self) -> bool {
         self.access & STORE != 0
     }
@@ -91,6 +109,7 @@ impl Counters {
         }
     }
 
+    /// Shared wavefronts beyond the conflict-free ones.
     pub fn shared_excess_wavefronts(&self) -> Option<f64> {
         Some((self.shared_wavefronts? - self.shared_ideal_wavefronts?).max(0.0))
     }
@@ -125,7 +144,9 @@ impl Counters {
 /// function's first instruction (once per warp: what "in a loop" is measured against).
 #[derive(Debug, Clone, Default)]
 pub struct Launch {
+    /// Counters by SASS offset.
     pub instructions: BTreeMap<u64, Counters>,
+    /// Executions of the function's first instruction.
     pub entry_executions: Option<f64>,
 }
 

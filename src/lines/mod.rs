@@ -5,10 +5,10 @@
 //! [`cubin`] reads the line tables of the cubin the native reader hands over in
 //! [`crate::parse::SourceCounters`].
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 pub mod cubin;
-pub mod diagnose;
-pub mod gate;
+mod diagnose;
+pub(crate) mod gate;
 pub mod instructions;
 pub mod sarif;
 pub mod source;

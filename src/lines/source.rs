@@ -14,7 +14,9 @@ use std::path::{Component, Path, PathBuf};
 /// A resolved file: its lines and, when it is inside the root, its repository-relative path.
 #[derive(Debug, Clone, Default)]
 pub struct Resolved {
+    /// The path relative to the source root, when the file is inside it.
     pub relative: Option<String>,
+    /// The file's lines, when it was found (on disk or embedded in the report).
     pub lines: Option<Vec<String>>,
 }
 
@@ -27,6 +29,7 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// Look files up under `root` (and among the sources a report embeds).
     pub fn new(root: PathBuf) -> Sources {
         let root = root.canonicalize().unwrap_or(root);
         Sources { root, embedded: HashMap::new(), cache: HashMap::new() }
@@ -40,6 +43,7 @@ impl Sources {
         }
     }
 
+    /// Find `file` (once; later calls answer from the cache).
     pub fn resolve(&mut self, file: &str) -> &Resolved {
         if !self.cache.contains_key(file) {
             let r = self.lookup(file);

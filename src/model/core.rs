@@ -18,16 +18,16 @@
 //!   2 wavefronts (§1.2, [F-UNEXP]); the model then over-predicts by up to 2 wavefronts.
 
 /// Bytes of one sector.
-pub const SECTOR: u64 = 32;
+pub(super) const SECTOR: u64 = 32;
 /// Bytes of one L1/L2 line (tag).
-pub const LINE: u64 = 128;
+pub(super) const LINE: u64 = 128;
 /// Banks of shared memory, 4 bytes each.
-pub const BANKS: u64 = 32;
+pub(super) const BANKS: u64 = 32;
 
 /// The active lanes of one warp instruction: byte addresses (relative to their buffer) and a
 /// mask of the lanes that are active and predicated on.
 #[derive(Debug, Clone, Copy)]
-pub struct WarpAccess {
+pub(crate) struct WarpAccess {
     pub addr: [u64; 32],
     pub mask: u32,
     /// Bytes each lane accesses: 1, 2, 4, 8 or 16.
@@ -37,7 +37,7 @@ pub struct WarpAccess {
 impl WarpAccess {
     /// A warp access with every lane's address from `f(lane)` where `active(lane)`.
     #[inline]
-    pub fn build(bytes: u32, mut active: impl FnMut(u64) -> bool, mut f: impl FnMut(u64) -> u64) -> WarpAccess {
+    pub(crate) fn build(bytes: u32, mut active: impl FnMut(u64) -> bool, mut f: impl FnMut(u64) -> u64) -> WarpAccess {
         let mut addr = [0u64; 32];
         let mut mask = 0u32;
         for l in 0..32u64 {
@@ -49,34 +49,20 @@ impl WarpAccess {
         WarpAccess { addr, mask, bytes }
     }
 
-    pub fn active(&self) -> u32 {
+    pub(crate) fn active(&self) -> u32 {
         self.mask.count_ones()
-    }
-
-    /// Addresses of the active lanes, in lane order.
-    #[inline]
-    pub fn active_addrs(&self, out: &mut [u64; 32]) -> usize {
-        let mut n = 0;
-        let mut m = self.mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            out[n] = self.addr[l];
-            n += 1;
-            m &= m - 1;
-        }
-        n
     }
 }
 
 /// `ceil(active × bytes / 32)`: the ideal sectors of one request (§3).
 #[inline]
-pub fn ideal_sectors(active: u32, bytes: u32) -> u64 {
+pub(crate) fn ideal_sectors(active: u32, bytes: u32) -> u64 {
     (u64::from(active) * u64::from(bytes)).div_ceil(SECTOR)
 }
 
 /// `max(1, ceil(active × bytes / 128))` for an instruction with at least one active lane.
 #[inline]
-pub fn ideal_wavefronts(active: u32, bytes: u32) -> u64 {
+pub(crate) fn ideal_wavefronts(active: u32, bytes: u32) -> u64 {
     if active == 0 {
         return 0;
     }
@@ -86,7 +72,7 @@ pub fn ideal_wavefronts(active: u32, bytes: u32) -> u64 {
 /// Distinct `unit`-byte chunks touched by one warp instruction, written in increasing order to
 /// `out` (cleared first). `unit` is 32 for sectors, 128 for lines.
 #[inline]
-pub fn chunks(w: &WarpAccess, unit: u64, out: &mut Vec<u64>) {
+pub(super) fn chunks(w: &WarpAccess, unit: u64, out: &mut Vec<u64>) {
     out.clear();
     let bytes = u64::from(w.bytes.max(1));
     let mut m = w.mask;
@@ -115,13 +101,13 @@ pub fn chunks(w: &WarpAccess, unit: u64, out: &mut Vec<u64>) {
 
 /// The footprint of one global instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Footprint {
+pub(crate) struct Footprint {
     pub sectors: u64,
     pub lines: u64,
 }
 
 /// Sectors and lines (tags) of one global-memory warp instruction.
-pub fn footprint(w: &WarpAccess) -> Footprint {
+pub(crate) fn footprint(w: &WarpAccess) -> Footprint {
     let mut v = Vec::with_capacity(64);
     chunks(w, SECTOR, &mut v);
     let sectors = v.len() as u64;
@@ -133,7 +119,7 @@ pub fn footprint(w: &WarpAccess) -> Footprint {
 /// instruction writes fewer than its 32 bytes (a partial-sector write, which costs a DRAM read
 /// on ECC parts, docs/metric-facts.md §2.6.4). Returns how many sectors are partially written.
 /// Lanes are assumed not to overlap (true of every built-in store).
-pub fn partial_sectors(w: &WarpAccess, sectors: &[u64], partial: &mut Vec<u64>) -> u64 {
+pub(super) fn partial_sectors(w: &WarpAccess, sectors: &[u64], partial: &mut Vec<u64>) -> u64 {
     partial.clear();
     let bytes = u64::from(w.bytes.max(1));
     // At most 32 lanes × 2 sectors for the widths the kernels use: no allocation per store.
@@ -169,7 +155,7 @@ pub fn partial_sectors(w: &WarpAccess, sectors: &[u64], partial: &mut Vec<u64>) 
 }
 
 /// Shared-memory wavefronts of one warp instruction under the phase rule in the module doc.
-pub fn shared_wavefronts(w: &WarpAccess) -> u64 {
+pub(crate) fn shared_wavefronts(w: &WarpAccess) -> u64 {
     let bytes = u64::from(w.bytes.max(1));
     let phases: u32 = match bytes {
         0..=4 => 1,
@@ -225,7 +211,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// `i in 0..count`. Exact, in O(g) time: the ranges increase, so a block touched by range `i`
 /// and an earlier one is also touched by range `i − 1`; the number of blocks range `i` adds is
 /// then periodic in `i` with period `g / gcd(step mod g, g)`.
-pub fn unique_blocks_affine(start: u64, step: u64, width: u64, count: u64, g: u64) -> u64 {
+pub(crate) fn unique_blocks_affine(start: u64, step: u64, width: u64, count: u64, g: u64) -> u64 {
     if count == 0 || width == 0 {
         return 0;
     }
@@ -260,13 +246,13 @@ pub fn unique_blocks_affine(start: u64, step: u64, width: u64, count: u64, g: u6
 /// Kaser & Kurz, "Faster remainder by direct computation", 2019: exact for `d < 2^32`). A
 /// divisor of `2^32` or more leaves every 32-bit `x` unchanged.
 #[derive(Debug, Clone, Copy)]
-pub struct FastMod {
+pub(super) struct FastMod {
     d: u64,
     m: u64,
 }
 
 impl FastMod {
-    pub fn new(d: u64) -> FastMod {
+    pub(super) fn new(d: u64) -> FastMod {
         assert!(d > 0, "remainder by zero");
         // d == 1 gives m == 0 (wrapped), hence 0: correct.
         let m = if d <= u64::from(u32::MAX) { (u64::MAX / d).wrapping_add(1) } else { 0 };
@@ -274,7 +260,7 @@ impl FastMod {
     }
 
     #[inline]
-    pub fn rem(&self, x: u32) -> u64 {
+    pub(super) fn rem(&self, x: u32) -> u64 {
         if self.d > u64::from(u32::MAX) {
             return u64::from(x);
         }
@@ -286,7 +272,7 @@ impl FastMod {
 /// Counts distinct `u64` keys; reused across CTAs without reallocating. Dense key sets (a span
 /// at most 64× their number) go through a bitset, sparse ones through an open-addressing set.
 #[derive(Default)]
-pub struct Distinct {
+pub(super) struct Distinct {
     bits: Vec<u64>,
     slots: Vec<u64>,
     stamp: Vec<u32>,
@@ -294,7 +280,7 @@ pub struct Distinct {
 }
 
 impl Distinct {
-    pub fn count(&mut self, keys: &[u64]) -> u64 {
+    pub(super) fn count(&mut self, keys: &[u64]) -> u64 {
         if keys.is_empty() {
             return 0;
         }
@@ -352,24 +338,24 @@ impl Distinct {
 }
 
 /// A bitset over `len` keys, for unique sectors over a whole launch.
-pub struct Bitset {
+pub(super) struct Bitset {
     words: Vec<u64>,
 }
 
 impl Bitset {
-    pub fn new(len: u64) -> Bitset {
+    pub(super) fn new(len: u64) -> Bitset {
         Bitset { words: vec![0; len.div_ceil(64) as usize] }
     }
     #[inline]
-    pub fn insert(&mut self, k: u64) {
+    pub(super) fn insert(&mut self, k: u64) {
         self.words[(k / 64) as usize] |= 1 << (k % 64);
     }
-    pub fn union(&mut self, other: &Bitset) {
+    pub(super) fn union(&mut self, other: &Bitset) {
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a |= b;
         }
     }
-    pub fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 }

@@ -14,7 +14,7 @@ use super::core::{
 
 /// Totals of one kind of global instruction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GlobalTotals {
+pub(crate) struct GlobalTotals {
     pub instructions: u64,
     pub sectors: u64,
     pub ideal_sectors: u64,
@@ -23,7 +23,7 @@ pub struct GlobalTotals {
 
 /// Totals of one kind of shared instruction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SharedTotals {
+pub(crate) struct SharedTotals {
     pub instructions: u64,
     pub wavefronts: u64,
     pub ideal_wavefronts: u64,
@@ -31,7 +31,7 @@ pub struct SharedTotals {
 
 /// Everything the model counts over a set of CTAs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
+pub(crate) struct Totals {
     pub ld: GlobalTotals,
     pub st: GlobalTotals,
     pub lds: SharedTotals,
@@ -61,7 +61,7 @@ impl SharedTotals {
 
 impl Totals {
     /// `self += k × o`.
-    pub fn add(&mut self, o: &Totals, k: u64) {
+    pub(crate) fn add(&mut self, o: &Totals, k: u64) {
         self.ld.add(&o.ld, k);
         self.st.add(&o.st, k);
         self.lds.add(&o.lds, k);
@@ -73,7 +73,7 @@ impl Totals {
 
 /// Accumulates the instructions of one CTA at a time.
 #[derive(Default)]
-pub struct Cta {
+pub(super) struct Cta {
     totals: Totals,
     ld_sectors: Vec<u64>,
     st_partial: Vec<u64>,
@@ -93,7 +93,7 @@ impl Cta {
     }
 
     /// One global load instruction (LDG) of a warp.
-    pub fn ld(&mut self, w: &WarpAccess) {
+    pub(super) fn ld(&mut self, w: &WarpAccess) {
         let Some(sectors) = self.global(w) else { return };
         let t = &mut self.totals.ld;
         t.instructions += 1;
@@ -104,7 +104,7 @@ impl Cta {
     }
 
     /// One global store instruction (STG) of a warp.
-    pub fn st(&mut self, w: &WarpAccess) {
+    pub(super) fn st(&mut self, w: &WarpAccess) {
         let Some(sectors) = self.global(w) else { return };
         let t = &mut self.totals.st;
         t.instructions += 1;
@@ -126,17 +126,17 @@ impl Cta {
     }
 
     /// One shared load instruction (LDS); addresses are byte offsets into shared memory.
-    pub fn lds(&mut self, w: &WarpAccess) {
+    pub(super) fn lds(&mut self, w: &WarpAccess) {
         Self::shared(w, &mut self.totals.lds);
     }
 
     /// One shared store instruction (STS).
-    pub fn sts(&mut self, w: &WarpAccess) {
+    pub(super) fn sts(&mut self, w: &WarpAccess) {
         Self::shared(w, &mut self.totals.sts);
     }
 
     /// Closes the current CTA and returns its totals.
-    pub fn finish(&mut self) -> Totals {
+    pub(super) fn finish(&mut self) -> Totals {
         let mut t = std::mem::take(&mut self.totals);
         t.l2_read_sectors = self.distinct.count(&self.ld_sectors);
         t.partial_store_sectors = self.distinct.count(&self.st_partial);
@@ -147,7 +147,7 @@ impl Cta {
 }
 
 /// A kernel the model can replay CTA by CTA.
-pub trait Kernel: Sync {
+pub(super) trait Kernel: Sync {
     /// CTAs in the launch (linearised, x fastest).
     fn ctas(&self) -> u64;
     /// How many leading CTAs are translates of CTA 0 by a multiple of 128 bytes in every buffer
@@ -159,7 +159,7 @@ pub trait Kernel: Sync {
 
 /// Totals of the whole launch: CTA 0 once, multiplied by the uniform prefix, then every other
 /// CTA replayed exactly (on two threads when there are many).
-pub fn replay(k: &dyn Kernel) -> Totals {
+pub(super) fn replay(k: &dyn Kernel) -> Totals {
     let ctas = k.ctas();
     let uniform = k.uniform_prefix().min(ctas);
     let mut total = Totals::default();

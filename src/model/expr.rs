@@ -57,7 +57,7 @@ use super::Prediction;
 /// A parse or evaluation error: what went wrong and the 1-based byte column in the text it
 /// concerns (`context` names the binding when the text is a binding's value).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExprError {
+pub(crate) struct ExprError {
     pub message: String,
     pub column: Option<usize>,
     pub context: Option<String>,
@@ -83,7 +83,7 @@ fn err(message: impl Into<String>, pos: usize) -> ExprError {
 
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
+pub(crate) enum Expr {
     Num(i64),
     Var { name: String, pos: usize },
     Neg(Box<Expr>),
@@ -201,7 +201,7 @@ impl Parser {
 }
 
 /// Parses one expression of the grammar in the module doc.
-pub fn parse(s: &str) -> Result<Expr, ExprError> {
+pub(crate) fn parse(s: &str) -> Result<Expr, ExprError> {
     let mut p = Parser { toks: lex(s)?, i: 0 };
     let e = p.expr()?;
     match p.peek() {
@@ -215,7 +215,7 @@ const BUILTINS: [&str; 4] = ["lane", "warp", "tid", "block"];
 
 /// A layout: the index expression and its bindings, ready to enumerate.
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub(crate) struct Layout {
     expr: Expr,
     /// Named values (constants or expressions of other names).
     named: HashMap<String, Expr>,
@@ -225,7 +225,7 @@ pub struct Layout {
 
 impl Layout {
     /// Parses `expr` and `name=value` bindings (values: an expression, or a range `A..B`).
-    pub fn new(expr: &str, bindings: &[(String, String)]) -> Result<Layout, ExprError> {
+    pub(crate) fn new(expr: &str, bindings: &[(String, String)]) -> Result<Layout, ExprError> {
         let e = parse(expr)?;
         let mut named = HashMap::new();
         let mut loops: Vec<(String, i64, i64)> = Vec::new();
@@ -289,7 +289,7 @@ impl Layout {
     }
 
     /// Warp instructions the layout enumerates.
-    pub fn instructions(&self) -> u64 {
+    pub(crate) fn instructions(&self) -> u64 {
         self.loops.iter().map(|(_, lo, hi)| (hi - lo) as u64).product()
     }
 
@@ -360,7 +360,7 @@ fn eval_const(e: &Expr, consts: &HashMap<String, Expr>) -> Result<i64, ExprError
 }
 
 /// Most warp instructions `analyze_layout` enumerates.
-pub const MAX_INSTRUCTIONS: u64 = 1 << 22;
+pub(crate) const MAX_INSTRUCTIONS: u64 = 1 << 22;
 
 /// Analyses the layout `expr` with `bindings` (`("name", "value")` pairs, see the module doc)
 /// for elements of `element_bytes` (1, 2, 4, 8 or 16) in global memory, or in shared memory
@@ -372,7 +372,7 @@ pub const MAX_INSTRUCTIONS: u64 = 1 << 22;
 /// distinct element once); shared `shared_load_instructions`, `…_wavefronts`,
 /// `…_bank_conflicts`; and the launch fact `access_bytes`. The ratios are derived from these
 /// by the frame module, with the same formulas as measured rows.
-pub fn analyze_layout(
+pub(crate) fn analyze_layout(
     expr: &str,
     bindings: &[(String, String)],
     element_bytes: u32,
@@ -480,7 +480,7 @@ pub fn analyze_layout(
 }
 
 /// Splits a `name=value` argument.
-pub fn parse_binding(arg: &str) -> Result<(String, String), ExprError> {
+pub(crate) fn parse_binding(arg: &str) -> Result<(String, String), ExprError> {
     match arg.split_once('=') {
         Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => {
             Ok((n.trim().to_string(), v.trim().to_string()))

@@ -32,7 +32,7 @@ use crate::patterns::{hash32, Spec, Variant};
 /// `block * ilp` lanes. Both come from one open-addressing set per CTA whose slots remember
 /// the last instruction that touched the sector. The DRAM blocks `4 * x / g` go into one bitset
 /// per thread, ORed at the end.
-pub fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
+pub(super) fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
     let LoadAt::Hash { table, seed } = k.load else { unreachable!("not a hashed gather") };
     let per_cta = k.block * k.ilp;
     let covered = k.m.min(k.ctas * per_cta);
@@ -150,7 +150,7 @@ impl CtaSectors {
     }
 }
 
-pub struct Embedding {
+pub(super) struct Embedding {
     lookups: u64,
     rows: u64,
     rows_mod: FastMod,
@@ -162,7 +162,7 @@ pub struct Embedding {
 }
 
 impl Embedding {
-    pub fn from_variant(v: &Variant) -> Embedding {
+    pub(super) fn from_variant(v: &Variant) -> Embedding {
         let Spec::EmbeddingRows { lookups, rows, dim, seed, random } = v.spec else { unreachable!() };
         Embedding {
             lookups,
@@ -191,7 +191,7 @@ impl Embedding {
     /// Unique `g`-byte blocks of the table read: distinct rows × blocks per row. Rows are
     /// `dim * 4` bytes; when that is a multiple of `g` (256-byte rows and g ≤ 128) rows do not
     /// share blocks. Otherwise each row's blocks are counted on the bitset directly.
-    pub fn read_blocks(&self, g: u64) -> u64 {
+    pub(super) fn read_blocks(&self, g: u64) -> u64 {
         let row_bytes = self.dim * 4;
         let n = self.issued();
         if row_bytes % g == 0 {
@@ -212,7 +212,7 @@ impl Embedding {
         }
     }
 
-    pub fn write_sectors(&self) -> u64 {
+    pub(super) fn write_sectors(&self) -> u64 {
         unique_blocks_affine(0, 4, 4, self.issued() * self.dim, 32)
     }
 
@@ -221,7 +221,7 @@ impl Embedding {
     /// full CTA (all `warps` lookups issued) costs per instruction what CTA 0 costs; only its
     /// L2 reads differ: `dim / 8` sectors per *distinct* row among its lookups (rows are
     /// disjoint and wholly loaded). Those are counted from the row ids.
-    pub fn totals(&self) -> Totals {
+    pub(super) fn totals(&self) -> Totals {
         if !self.random || (self.dim * 4) % 32 != 0 || self.warps == 0 {
             // Sequential rows are all translates: `replay`'s uniform prefix already covers them.
             return replay(self);

@@ -20,7 +20,7 @@ use super::core::{unique_blocks_affine, WarpAccess};
 use super::engine::{Cta, Kernel};
 use crate::patterns::{KvLayout, Spec, Variant};
 
-pub struct Kv {
+pub(super) struct Kv {
     layout: KvLayout,
     e: u64,
     blocks: u64,
@@ -32,7 +32,7 @@ pub struct Kv {
 }
 
 impl Kv {
-    pub fn from_variant(v: &Variant) -> Kv {
+    pub(super) fn from_variant(v: &Variant) -> Kv {
         let Spec::Kv { layout, dtype, blocks, block_size, heads, head_dim } = v.spec else { unreachable!() };
         Kv {
             layout,
@@ -64,12 +64,12 @@ impl Kv {
         }
     }
 
-    pub fn read_blocks(&self, g: u64) -> u64 {
+    pub(super) fn read_blocks(&self, g: u64) -> u64 {
         let bytes = self.pairs() * self.s * self.d * self.e;
         unique_blocks_affine(0, self.e, self.e, bytes / self.e, g)
     }
 
-    pub fn write_sectors(&self) -> u64 {
+    pub(super) fn write_sectors(&self) -> u64 {
         if self.layout == KvLayout::Vllm {
             unique_blocks_affine(0, 4, 4, self.pairs().min(self.ctas * 4) * 32, 32)
         } else {

@@ -26,7 +26,7 @@
 
 mod core;
 mod engine;
-pub mod expr;
+pub(crate) mod expr;
 mod gather;
 mod kv;
 mod shared;
@@ -38,11 +38,8 @@ mod reference;
 #[cfg(test)]
 mod tests;
 
-pub use self::core::{
-    footprint, ideal_sectors, ideal_wavefronts, shared_wavefronts, unique_blocks_affine, Footprint, WarpAccess,
-};
-pub use self::engine::{GlobalTotals, SharedTotals, Totals};
-pub use self::expr::{analyze_layout, ExprError, Layout};
+pub(crate) use self::core::ideal_sectors;
+pub(crate) use self::engine::{GlobalTotals, SharedTotals, Totals};
 
 use crate::patterns::{Spec, Variant};
 use crate::results::{Metrics, Row, Source};
@@ -74,7 +71,9 @@ impl ModelSettings {
 /// The model's numbers for one variant, under the stable metric names, and how they were made.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Prediction {
+    /// Predicted raw counters and launch facts, by catalogue key.
     pub metrics: Metrics,
+    /// The model's assumptions and what it left out.
     pub notes: Vec<String>,
 }
 

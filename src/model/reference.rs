@@ -202,19 +202,22 @@ fn wavefronts(lanes: &[(u64, u64, u32)]) -> u64 {
 }
 
 /// Everything the fast path computes, from the thread programs.
-pub struct Reference {
+pub(super) struct Reference {
     pub totals: Totals,
     pub read_blocks: u64,
     pub write_sectors: u64,
 }
 
-pub fn reference(v: &Variant, g: u64) -> Reference {
+/// The lanes of one warp instruction (warp, kind, program slot): (lane, address, bytes) each.
+type Instructions = BTreeMap<(u64, Kind, u32), Vec<(u64, u64, u32)>>;
+
+pub(super) fn reference(v: &Variant, g: u64) -> Reference {
     let block = v.launch.threads_per_block();
     let mut totals = Totals::default();
     let mut dram_read: HashSet<u64> = HashSet::new();
     let mut dram_write: HashSet<u64> = HashSet::new();
     for b in 0..v.launch.blocks() {
-        let mut instrs: BTreeMap<(u64, Kind, u32), Vec<(u64, u64, u32)>> = BTreeMap::new();
+        let mut instrs: Instructions = BTreeMap::new();
         for t in 0..block {
             let mut p = Thread { acc: Vec::new() };
             thread_program(v, b, t, &mut p);

@@ -22,7 +22,7 @@ use super::core::{unique_blocks_affine, WarpAccess};
 use super::engine::{Cta, Kernel};
 use crate::patterns::{SharedAccess, Spec, TransposeTile, Variant};
 
-pub struct Shared {
+pub(super) struct Shared {
     access: SharedAccess,
     ctas: u64,
     threads: u64,
@@ -30,7 +30,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn from_variant(v: &Variant) -> Shared {
+    pub(super) fn from_variant(v: &Variant) -> Shared {
         let Spec::Shared { access, reps, .. } = v.spec else { unreachable!() };
         Shared { access, ctas: v.launch.blocks(), threads: v.launch.threads_per_block(), reps: u64::from(reps) }
     }
@@ -52,7 +52,7 @@ impl Shared {
         }
     }
 
-    pub fn write_sectors(&self) -> u64 {
+    pub(super) fn write_sectors(&self) -> u64 {
         unique_blocks_affine(0, 4, 4, self.ctas * self.threads, 32)
     }
 }
@@ -85,7 +85,7 @@ impl Kernel for Shared {
     }
 }
 
-pub struct Transpose {
+pub(super) struct Transpose {
     tile: TransposeTile,
     n: u64,
     grid: [u64; 2],
@@ -93,7 +93,7 @@ pub struct Transpose {
 }
 
 impl Transpose {
-    pub fn from_variant(v: &Variant) -> Transpose {
+    pub(super) fn from_variant(v: &Variant) -> Transpose {
         let Spec::Transpose { tile, n } = v.spec else { unreachable!() };
         let g = v.launch.grid;
         let b = v.launch.block;
@@ -104,7 +104,7 @@ impl Transpose {
         ((self.grid[0] * 32).min(self.n), (self.grid[1] * 32).min(self.n))
     }
 
-    pub fn read_blocks(&self, g: u64) -> u64 {
+    pub(super) fn read_blocks(&self, g: u64) -> u64 {
         // Each tile is 32 rows of 128 aligned bytes (n is a multiple of 32): whole rows of tiles
         // `0..grid` are read; with the catalogue's grid (n/32 square) that is the whole matrix.
         let (cx, cy) = self.tiles_covered();
@@ -115,7 +115,7 @@ impl Transpose {
         }
     }
 
-    pub fn write_sectors(&self) -> u64 {
+    pub(super) fn write_sectors(&self) -> u64 {
         let (cx, cy) = self.tiles_covered();
         if cy == self.n {
             unique_blocks_affine(0, 4, 4, cx * self.n, 32)

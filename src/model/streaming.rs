@@ -27,7 +27,7 @@ use crate::patterns::{hash32, Spec, Variant, VecWidth};
 
 /// Where item `j`'s load goes.
 #[derive(Debug, Clone, Copy)]
-pub enum LoadAt {
+pub(super) enum LoadAt {
     /// `base + step * j`, `bytes` wide.
     Affine { base: u64, step: u64 },
     /// `4 * (j / 32)`, or `0` when not `per_warp`.
@@ -38,7 +38,7 @@ pub enum LoadAt {
 
 /// One streaming launch in the common convention.
 #[derive(Debug, Clone, Copy)]
-pub struct Streaming {
+pub(super) struct Streaming {
     /// Items `j < m`.
     pub m: u64,
     /// Items per thread.
@@ -52,7 +52,7 @@ pub struct Streaming {
 }
 
 impl Streaming {
-    pub fn from_variant(v: &Variant) -> Streaming {
+    pub(super) fn from_variant(v: &Variant) -> Streaming {
         let block = v.launch.threads_per_block();
         let ctas = v.launch.blocks();
         match v.spec {
@@ -128,7 +128,7 @@ impl Streaming {
 
     /// Unique `g`-byte blocks of `in` the launch reads (affine and broadcast loads; `None` for
     /// the hashed gather, which `gather.rs` counts with a bitset).
-    pub fn read_blocks(&self, g: u64) -> Option<u64> {
+    pub(super) fn read_blocks(&self, g: u64) -> Option<u64> {
         let covered = self.m.min(self.ctas * self.block * self.ilp);
         let bytes = u64::from(self.load_bytes);
         match self.load {
@@ -140,7 +140,7 @@ impl Streaming {
     }
 
     /// Unique 32-byte sectors of `out` the launch writes.
-    pub fn write_sectors(&self) -> u64 {
+    pub(super) fn write_sectors(&self) -> u64 {
         let covered = self.m.min(self.ctas * self.block * self.ilp);
         let b = u64::from(self.store_bytes);
         unique_blocks_affine(0, b, b, covered, 32)
@@ -149,7 +149,7 @@ impl Streaming {
     /// Hashed gather: the unique `g`-blocks of the table, over the whole launch, in a bitset.
     /// The straightforward count, kept to check `gather::gather_outcome` against.
     #[cfg(test)]
-    pub fn hashed_read_blocks(&self, g: u64) -> u64 {
+    pub(super) fn hashed_read_blocks(&self, g: u64) -> u64 {
         let LoadAt::Hash { table, seed } = self.load else { unreachable!() };
         let covered = self.m.min(self.ctas * self.block * self.ilp);
         let blocks = (4 * table).div_ceil(g);
@@ -172,7 +172,7 @@ impl Streaming {
 }
 
 /// Whether the vector kernel takes the vector path (`in` aligned to the vector width).
-pub fn vector_aligned(width: VecWidth, base_offset: u64) -> bool {
+pub(super) fn vector_aligned(width: VecWidth, base_offset: u64) -> bool {
     base_offset % width.bytes() == 0
 }
 

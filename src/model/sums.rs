@@ -25,7 +25,7 @@ use super::core::{unique_blocks_affine, WarpAccess};
 use super::engine::{Cta, Kernel};
 use crate::patterns::{Spec, Variant};
 
-pub struct Sums {
+pub(super) struct Sums {
     along_rows: bool,
     rows: u64,
     cols: u64,
@@ -34,7 +34,7 @@ pub struct Sums {
 }
 
 impl Sums {
-    pub fn from_variant(v: &Variant) -> Sums {
+    pub(super) fn from_variant(v: &Variant) -> Sums {
         let Spec::Sums { along_rows, rows, cols } = v.spec else { unreachable!() };
         Sums { along_rows, rows, cols, ctas: v.launch.blocks(), threads: v.launch.threads_per_block() }
     }
@@ -51,7 +51,7 @@ impl Sums {
         self.outputs().min(self.ctas * self.threads)
     }
 
-    pub fn read_blocks(&self, g: u64) -> u64 {
+    pub(super) fn read_blocks(&self, g: u64) -> u64 {
         if self.along_rows {
             unique_blocks_affine(0, 4, 4, self.issued() * self.cols, g)
         } else if self.issued() == self.cols {
@@ -61,7 +61,7 @@ impl Sums {
         }
     }
 
-    pub fn write_sectors(&self) -> u64 {
+    pub(super) fn write_sectors(&self) -> u64 {
         unique_blocks_affine(0, 4, 4, self.issued(), 32)
     }
 }

@@ -1,5 +1,7 @@
 //! The model against the brute-force reference, and against every number the seeds state.
 
+use super::core::{shared_wavefronts, WarpAccess};
+use super::expr::analyze_layout;
 use super::reference::reference;
 use super::*;
 use crate::patterns::{variants, Launch, Pattern, Sizing};

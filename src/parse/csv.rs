@@ -18,7 +18,9 @@ use super::{parse_dims, LaunchRecord, Value};
 /// Which metrics to keep (launch facts are always kept).
 #[derive(Debug, Clone)]
 pub enum Keep {
+    /// Every metric.
     All,
+    /// Only these ncu names.
     Only(HashSet<String>),
 }
 
@@ -69,10 +71,23 @@ pub enum Page {
 /// Why a CSV could not be parsed. The message says what and where; `line` counts input lines.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
+    /// The input holds no results table (a log, a text report, an empty file).
     #[error("{reason}")]
-    NoResults { reason: String, hint: &'static str },
+    NoResults {
+        /// What the input is instead.
+        reason: String,
+        /// How to get a report coalprof reads.
+        hint: &'static str,
+    },
+    /// A results table that is broken at `line`.
     #[error("line {line}: {message}")]
-    Malformed { line: u64, message: String },
+    Malformed {
+        /// The input line (1-based).
+        line: u64,
+        /// What is wrong there.
+        message: String,
+    },
+    /// The input could not be read.
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -207,6 +222,7 @@ impl<R: BufRead> Read for LineFilter<R> {
 
 /// An open CSV report: yields one [`LaunchRecord`] at a time.
 pub struct Records<R: BufRead> {
+    /// Which page of ncu's output the report is (raw or details).
     pub page: Page,
     /// `==ERROR==`/`==WARNING==` lines seen before the header (results may still follow).
     pub warnings: Vec<String>,

@@ -3,7 +3,7 @@
 
 /// What the scan saw before the end of the input, for a specific message.
 #[derive(Debug, Default)]
-pub struct Scan {
+pub(super) struct Scan {
     lines: u64,
     non_blank: u64,
     binary: bool,
@@ -18,7 +18,7 @@ pub struct Scan {
 
 impl Scan {
     /// Look at one line before the CSV header (or of an input that has none).
-    pub fn line(&mut self, line: &str) {
+    pub(super) fn line(&mut self, line: &str) {
         self.lines += 1;
         let t = line.trim();
         if t.is_empty() {
@@ -51,12 +51,12 @@ impl Scan {
         }
     }
 
-    pub fn binary(&mut self) {
+    pub(super) fn binary(&mut self) {
         self.binary = true;
     }
 
     /// The one-line reason this input has no results.
-    pub fn reason(&self) -> String {
+    pub(super) fn reason(&self) -> String {
         if self.binary {
             return "not a text file (binary data): coalprof reads ncu's CSV output or an .ncu-rep report".into();
         }
@@ -85,7 +85,7 @@ impl Scan {
     }
 
     /// How to get an input coalprof can read, for the reason above.
-    pub fn hint(&self) -> &'static str {
+    pub(super) fn hint(&self) -> &'static str {
         if self.ctr_perm {
             return "enable counter access (https://developer.nvidia.com/ERR_NVGPUCTRPERM) and profile again";
         }

@@ -6,7 +6,7 @@
 //! natively, into the same records plus each launch's [`SourceCounters`].
 
 pub mod csv;
-pub mod diagnose;
+mod diagnose;
 pub mod ncu_rep;
 pub mod units;
 
@@ -15,8 +15,11 @@ use std::sync::Arc;
 /// One metric value as ncu printed it, converted to base units.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// A number in base units.
     Number {
+        /// The value.
         value: f64,
+        /// Its base unit (`byte`, `second`, or empty).
         unit: &'static str,
     },
     /// A non-numeric value (`CachePreferNone`, a GPU name, an array).
@@ -45,6 +48,7 @@ impl Value {
         }
     }
 
+    /// The number, if it is one.
     pub fn number(&self) -> Option<f64> {
         match self {
             Value::Number { value, .. } => Some(*value),
@@ -62,17 +66,26 @@ fn is_missing_token(t: &str) -> bool {
 /// One profiled kernel launch (or, from a per-kernel summary, `launches` of them averaged).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchRecord {
+    /// ncu's launch ID.
     pub id: Option<u64>,
+    /// The profiled process (`[1234] stride`).
     pub process: Option<String>,
+    /// The kernel, as ncu names it (demangled, with parameters for C++).
     pub kernel: String,
+    /// Grid dimensions.
     pub grid: Option<[u32; 3]>,
+    /// Block dimensions.
     pub block: Option<[u32; 3]>,
+    /// The GPU's name.
     pub device: Option<String>,
+    /// Its compute capability (`9.0`).
     pub cc: Option<String>,
+    /// The NVTX range the launch ran in.
     pub nvtx: Option<String>,
     /// How many launches the values stand for: 1, or a summary's `Invocations` (values are then
     /// averages, so totals are `value × launches`).
     pub launches: u64,
+    /// Metric values by ncu name, in report order.
     pub metrics: Vec<(Arc<str>, Value)>,
 }
 
@@ -93,6 +106,7 @@ impl LaunchRecord {
         }
     }
 
+    /// The value of the metric `name`, if the record has it.
     pub fn metric(&self, name: &str) -> Option<&Value> {
         self.metrics.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
     }

@@ -6,7 +6,9 @@
 /// A power rather than a factor, so that `7520 nsecond` becomes exactly `7.52e-6 second`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {
+    /// The base unit.
     pub base: &'static str,
+    /// The power of ten that converted the value to it.
     pub pow10: i32,
 }
 

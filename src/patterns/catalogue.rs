@@ -4,7 +4,7 @@ use super::spec::{Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Va
 use super::Pattern;
 
 /// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
-pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+pub(crate) const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
 
 /// Threads per block of the streaming kernels.
 const BLOCK: u32 = 256;
@@ -22,6 +22,7 @@ const EMBEDDING_DIM: u64 = 64;
 /// How big the pattern's main array is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sizing {
+    /// Bytes of the main array.
     pub bytes: u64,
 }
 

@@ -9,8 +9,9 @@
 mod catalogue;
 mod spec;
 
-pub use catalogue::{variants, Sizing, DEFAULT_SIZE_BYTES};
-pub use spec::{hash32, Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
+pub use catalogue::{variants, Sizing};
+pub(crate) use spec::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
+pub use spec::{Launch, Variant};
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,18 +19,28 @@ use std::str::FromStr;
 /// One built-in pattern: a `.cu` file in `kernels/`, built into one executable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Pattern {
+    /// Contiguous copy: the ideal.
     Coalesced,
+    /// Contiguous copy, misaligned by an element offset.
     Offset,
+    /// Strided reads: one sector per lane beyond stride 8.
     Stride,
+    /// Every lane reads the same word.
     Broadcast,
+    /// Random lookups into a table.
     Gather,
+    /// 32-, 64- and 128-bit loads of one array.
     Vector,
+    /// A paged KV cache read in NHD and HND layouts.
     KvLayout,
+    /// Shared-memory accesses with n-way bank conflicts.
     BankConflicts,
+    /// Row-major matrix walked by row or by column.
     Column,
 }
 
 impl Pattern {
+    /// Every pattern, in the order `--all` runs them.
     pub const ALL: [Pattern; 9] = [
         Pattern::Coalesced,
         Pattern::Offset,

@@ -16,7 +16,9 @@ use super::Pattern;
 /// Grid and block dimensions of one launch, as ncu reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Launch {
+    /// Blocks per grid (x, y, z).
     pub grid: [u32; 3],
+    /// Threads per block (x, y, z).
     pub block: [u32; 3],
 }
 
@@ -30,10 +32,12 @@ impl Launch {
         Launch { grid: [grid_x(grid), 1, 1], block: [block, 1, 1] }
     }
 
+    /// Threads in one block.
     pub fn threads_per_block(&self) -> u64 {
         self.block.iter().map(|&d| u64::from(d)).product()
     }
 
+    /// Blocks in the grid.
     pub fn blocks(&self) -> u64 {
         self.grid.iter().map(|&d| u64::from(d)).product()
     }
@@ -42,19 +46,19 @@ impl Launch {
 /// Element type of the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Dtype {
+pub(crate) enum Dtype {
     Fp16,
     Fp32,
 }
 
 impl Dtype {
-    pub fn bytes(self) -> u64 {
+    pub(crate) fn bytes(self) -> u64 {
         match self {
             Dtype::Fp16 => 2,
             Dtype::Fp32 => 4,
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Dtype::Fp16 => "fp16",
             Dtype::Fp32 => "fp32",
@@ -65,7 +69,7 @@ impl Dtype {
 /// KV-cache layouts. Dimensions: `B` blocks, `S` tokens per block (block_size), `H` KV heads,
 /// `D` head_dim, `x = 16 / sizeof(dtype)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum KvLayout {
+pub(crate) enum KvLayout {
     /// `[B, S, H, D]` (FlashAttention's paged layout; the lesson's first layout).
     /// Element of (b, o, h, d) at `((b * S + o) * H + h) * D + d`.
     Nhd,
@@ -79,7 +83,7 @@ pub enum KvLayout {
 }
 
 impl KvLayout {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             KvLayout::Nhd => "NHD",
             KvLayout::Hnd => "HND",
@@ -87,19 +91,11 @@ impl KvLayout {
             KvLayout::Vllm => "vLLM",
         }
     }
-    pub fn shape(self) -> &'static str {
-        match self {
-            KvLayout::Nhd => "[blocks, block_size, kv_heads, head_dim]",
-            KvLayout::Hnd => "[blocks, kv_heads, block_size, head_dim]",
-            KvLayout::Hdn => "[blocks, kv_heads, head_dim, block_size]",
-            KvLayout::Vllm => "[blocks, kv_heads, head_dim/x, block_size, x]",
-        }
-    }
 }
 
 /// Width of one vector load per thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum VecWidth {
+pub(crate) enum VecWidth {
     F32,
     F32x2,
     F32x4,
@@ -108,14 +104,14 @@ pub enum VecWidth {
 }
 
 impl VecWidth {
-    pub fn bytes(self) -> u64 {
+    pub(crate) fn bytes(self) -> u64 {
         match self {
             VecWidth::F32 => 4,
             VecWidth::F32x2 => 8,
             VecWidth::F32x4 | VecWidth::F16x8 => 16,
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             VecWidth::F32 => "float",
             VecWidth::F32x2 => "float2",
@@ -127,7 +123,7 @@ impl VecWidth {
 
 /// Which shared-memory access the micro-benchmark makes, lane `l`, repetition `r` in `0..32`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum SharedAccess {
+pub(crate) enum SharedAccess {
     /// `t[l][r]` on `float t[32][32]`: word `l*32 + r`, every lane on bank `r`: 32-way.
     RowUnpadded,
     /// `t[r][l]` on `float t[32][32]`: word `r*32 + l`: conflict-free.
@@ -140,7 +136,7 @@ pub enum SharedAccess {
 
 /// Which transpose the `bank-conflicts` pattern runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum TransposeTile {
+pub(crate) enum TransposeTile {
     /// Tiled through `float tile[32][32]`: the transposed shared read is 32-way.
     Unpadded,
     /// Tiled through `float tile[32][33]`: conflict-free.
@@ -152,7 +148,7 @@ pub enum TransposeTile {
 /// The typed parameters of one variant, and the address arithmetic its kernel implements.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Spec {
+pub(crate) enum Spec {
     /// `out[j] = 2 * in[j * stride + offset]` for `j < m`, fp32, streaming convention (ilp items).
     /// `in` holds `m * stride + offset` floats (rounded up), `out` holds `m` floats.
     Strided { m: u64, stride: u64, offset: u64, ilp: u32 },
@@ -201,19 +197,22 @@ pub enum Spec {
 /// One variant of a pattern: what to launch and what the algorithm needs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Variant {
+    /// The pattern it belongs to.
     #[serde(serialize_with = "serialize_pattern")]
     pub pattern: Pattern,
     /// Unique within the pattern, e.g. `stride_8`.
     pub name: String,
     /// The `extern "C"` kernel function ncu reports.
     pub kernel: &'static str,
+    /// Its grid and block.
     pub launch: Launch,
     /// Bytes one thread asks for in one load of the measured access (4, 8 or 16).
     pub access_bytes: u32,
     /// Distinct bytes the algorithm must read and write (the denominator of amplification).
     pub bytes_read: u64,
+    /// Distinct bytes the algorithm must write.
     pub bytes_written: u64,
-    pub spec: Spec,
+    pub(crate) spec: Spec,
 }
 
 fn serialize_pattern<S: serde::Serializer>(p: &Pattern, s: S) -> Result<S::Ok, S::Error> {
@@ -338,9 +337,9 @@ pub enum Arg {
 }
 
 /// CUDA's largest `grid.x`.
-pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+pub(super) const MAX_GRID_X: u64 = (1 << 31) - 1;
 
-pub fn grid_x(blocks: u64) -> u32 {
+pub(super) fn grid_x(blocks: u64) -> u32 {
     blocks.clamp(1, MAX_GRID_X) as u32
 }
 
@@ -350,7 +349,7 @@ fn dims(d: [u32; 3]) -> String {
 
 /// The documented integer hash behind every "random" index, identical in `kernels/common.cuh`
 /// (`coalprof_hash32`): Chris Wellons' lowbias32 of `(i ^ seed)`, with `i` truncated to 32 bits.
-pub fn hash32(i: u64, seed: u32) -> u32 {
+pub(crate) fn hash32(i: u64, seed: u32) -> u32 {
     let mut x = (i as u32) ^ seed;
     x ^= x >> 16;
     x = x.wrapping_mul(0x7feb_352d);

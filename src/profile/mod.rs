@@ -31,7 +31,7 @@ use crate::tools::process::{run_sync, Cmd};
 use crate::tools::ToolError;
 
 /// The `--metrics` list of every profiling run: the catalogue's raw metrics and the device's.
-pub fn profiled_metrics(catalogue: &Catalogue) -> String {
+pub(crate) fn profiled_metrics(catalogue: &Catalogue) -> String {
     std::iter::once(catalogue.ncu_metric_list())
         .chain(crate::parse::csv::DEVICE_METRICS.iter().map(|m| m.to_string()))
         .collect::<Vec<_>>()
@@ -40,7 +40,7 @@ pub fn profiled_metrics(catalogue: &Catalogue) -> String {
 
 /// How to profile (ncu's own defaults unless asked otherwise).
 #[derive(Debug, Clone)]
-pub struct ProfilerSettings {
+pub(crate) struct ProfilerSettings {
     pub cache_control: String,
     pub clock_control: String,
     /// Per process: a kernel that hangs is killed with its process group after this.
@@ -50,7 +50,7 @@ pub struct ProfilerSettings {
 }
 
 /// One pattern measured: its rows and what the run learned about the device.
-pub struct Measured {
+pub(crate) struct Measured {
     pub rows: Vec<Row>,
     pub gpu: Option<String>,
     pub cc: Option<String>,
@@ -64,7 +64,7 @@ pub struct Measured {
 
 /// What every pattern of a run is measured with.
 #[derive(Clone, Copy)]
-pub struct Profiler<'a> {
+pub(crate) struct Profiler<'a> {
     pub ncu: &'a Ncu,
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
@@ -79,7 +79,13 @@ pub struct Profiler<'a> {
 }
 
 /// Profile one built pattern (`exe`) into `dir`.
-pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler, dir: &RunDir) -> Result<Measured> {
+pub(crate) fn measure(
+    pattern: Pattern,
+    sizing: Sizing,
+    exe: &Path,
+    profiler: &Profiler,
+    dir: &RunDir,
+) -> Result<Measured> {
     let Profiler { ncu, catalogue, derivation, settings, rep_reader, model, env, progress } = *profiler;
     let plan = variants(pattern, sizing);
     let stem = pattern.source_stem();
@@ -173,7 +179,7 @@ pub fn measure(pattern: Pattern, sizing: Sizing, exe: &Path, profiler: &Profiler
 /// The three worst source lines of each launch (or kernel) of `report`, for the run's tables
 /// and review; none (with a log line) when the report has no source counters or cannot be read
 /// for them. Paths are made relative to `root`.
-pub fn worst_lines(
+pub(crate) fn worst_lines(
     report: &Path,
     root: &Path,
     per_launch: bool,
@@ -198,7 +204,7 @@ pub fn worst_lines(
 /// The executable's arguments: the manifest, timing flags, one `--variant` per variant.
 /// Whether to collect per-instruction counters (`coalprof lines`): when this ncu has the
 /// SourceCounters section; otherwise say once that lines will not be attributed.
-pub fn source_counters(ncu: &Ncu) -> bool {
+pub(crate) fn source_counters(ncu: &Ncu) -> bool {
     let yes = ncu.has_section("SourceCounters");
     if !yes {
         tracing::warn!(
@@ -210,6 +216,8 @@ pub fn source_counters(ncu: &Ncu) -> bool {
     yes
 }
 
+/// The arguments of a pattern executable: its manifest, the timing run if any, then one
+/// `--variant` per variant of `plan`, in the one encoding of `Variant::kernel_arg`.
 pub fn kernel_args(manifest: &Path, plan: &[Variant], timing: Option<(u32, u32)>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec!["--manifest".into(), manifest.into()];
     if let Some((warmup, repeats)) = timing {
@@ -344,7 +352,7 @@ fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 }
 
 /// The settings a run records next to its results.
-pub fn run_record(
+pub(crate) fn run_record(
     settings: &ProfilerSettings,
     sizing: Sizing,
     arch: &str,
@@ -363,7 +371,7 @@ pub fn run_record(
 }
 
 /// Where a run folder goes.
-pub fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
+pub(crate) fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
     out.map(Path::to_path_buf)
         .or_else(|| project.map(|p| p.join("profiles")))
         .unwrap_or_else(|| PathBuf::from("profiles"))

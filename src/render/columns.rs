@@ -2,12 +2,12 @@
 //! table shows, under which header, rounded how), of which only those with a value in some row
 //! are shown.
 
-pub use crate::metrics::{Column, Fmt};
-pub use crate::results::thousands;
+pub(crate) use crate::metrics::{Column, Fmt};
+pub(crate) use crate::results::thousands;
 use crate::results::{Results, Row};
 
 /// The `columns` with at least one value (measured or predicted) in `results`.
-pub fn present<'c>(results: &Results, columns: &'c [Column]) -> Vec<&'c Column> {
+pub(super) fn present<'c>(results: &Results, columns: &'c [Column]) -> Vec<&'c Column> {
     let has = |c: &Column| results.rows.iter().any(|r| r.metric(&c.key).is_some() || predicted(r, &c.key).is_some());
     columns.iter().filter(|c| has(c)).collect()
 }
@@ -17,6 +17,7 @@ fn predicted(r: &Row, key: &str) -> Option<f64> {
 }
 
 impl Fmt {
+    /// `v` rounded for people.
     pub fn show(self, v: f64) -> String {
         match self {
             Fmt::Ratio => format!("{v:.2}"),
@@ -30,7 +31,7 @@ impl Fmt {
 }
 
 /// One cell: the value, with the prediction beside it on measured rows that have one.
-pub fn cell(r: &Row, c: &Column) -> String {
+pub(super) fn cell(r: &Row, c: &Column) -> String {
     let measured = r.metric(&c.key).map(|v| c.format.show(v));
     match (measured, predicted(r, &c.key)) {
         (Some(m), Some(p)) => format!("{m} ({})", c.format.show(p)),
@@ -42,7 +43,7 @@ pub fn cell(r: &Row, c: &Column) -> String {
 
 /// The name a row is shown under in the human formats: `variant` for built-in patterns, else
 /// the kernel's function name (JSON and CSV keep the full signature).
-pub fn label(r: &Row) -> String {
+pub(super) fn label(r: &Row) -> String {
     match &r.variant {
         Some(v) => v.clone(),
         None => function_name(&r.kernel).to_string(),
@@ -52,7 +53,7 @@ pub fn label(r: &Row) -> String {
 /// `matrix_unrolling_kernel<float>` of `void matrix_unrolling_kernel<float>(float const*, int)`:
 /// the name before the parameter list (template arguments kept, so instantiations differ),
 /// without a leading return type.
-pub fn function_name(kernel: &str) -> &str {
+pub(super) fn function_name(kernel: &str) -> &str {
     let mut depth = 0i32;
     let mut end = kernel.len();
     for (i, c) in kernel.char_indices() {
@@ -83,7 +84,7 @@ pub fn function_name(kernel: &str) -> &str {
 
 /// Findings and notes of `rows`, each text once: a note every row shares is said once without
 /// a row name (the model's assumptions, say); the others name their rows.
-pub fn notes(rows: &[&Row]) -> Vec<String> {
+pub(super) fn notes(rows: &[&Row]) -> Vec<String> {
     let mut out = Vec::new();
     for r in rows {
         for f in &r.findings {
@@ -113,7 +114,7 @@ pub fn notes(rows: &[&Row]) -> Vec<String> {
 }
 
 /// The rows grouped by pattern (user kernels form one group, named `None`), in first-seen order.
-pub fn groups(results: &Results) -> Vec<(Option<&str>, Vec<&Row>)> {
+pub(super) fn groups(results: &Results) -> Vec<(Option<&str>, Vec<&Row>)> {
     let mut out: Vec<(Option<&str>, Vec<&Row>)> = Vec::new();
     for r in &results.rows {
         let p = r.pattern.as_deref();

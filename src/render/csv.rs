@@ -6,7 +6,7 @@ use super::{Exporter, Style};
 use crate::error::{Error, Result};
 use crate::results::{Results, Source};
 
-pub struct Csv;
+pub(super) struct Csv;
 
 impl Exporter for Csv {
     fn render(&self, results: &Results, _: &Style) -> Result<String> {

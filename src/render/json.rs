@@ -4,7 +4,7 @@ use super::{Exporter, Style};
 use crate::error::{Error, Result};
 use crate::results::Results;
 
-pub struct Json;
+pub(super) struct Json;
 
 impl Exporter for Json {
     fn render(&self, results: &Results, _: &Style) -> Result<String> {

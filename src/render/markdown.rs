@@ -7,7 +7,7 @@ use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Source};
 
-pub struct Markdown {
+pub(super) struct Markdown {
     /// Link each pattern's plots (`![stride](stride.svg)`): the report sits in a run folder.
     pub plots: bool,
 }

@@ -4,9 +4,9 @@
 mod columns;
 mod csv;
 mod json;
-pub mod lines;
+pub(crate) mod lines;
 mod markdown;
-pub mod plot;
+mod plot;
 mod table;
 mod worst;
 
@@ -14,16 +14,20 @@ use crate::error::Result;
 use crate::metrics::Catalogue;
 use crate::results::Results;
 
-pub use columns::{thousands, Column, Fmt};
-pub use plot::{plot_files, plots, Plot};
+pub(crate) use columns::{Column, Fmt};
+pub(crate) use plot::{plot_files, plots};
 
 /// Output formats (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
+    /// The terminal table.
     #[default]
     Table,
+    /// Markdown for a review.
     Markdown,
+    /// The results JSON (`coalprof/1`).
     Json,
+    /// CSV: a line per row, every metric.
     Csv,
 }
 
@@ -37,6 +41,7 @@ pub struct Style {
 }
 
 impl Style {
+    /// The catalogue's columns, with or without colour.
     pub fn new(catalogue: &Catalogue, color: bool) -> Style {
         Style { color, columns: catalogue.columns.clone() }
     }
@@ -44,9 +49,11 @@ impl Style {
 
 /// One output format.
 pub trait Exporter {
+    /// `results` in this format.
     fn render(&self, results: &Results, style: &Style) -> Result<String>;
 }
 
+/// The exporter of `format`.
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
         Format::Table => Box::new(table::Table),

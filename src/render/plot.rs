@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::results::{Results, Row, Source};
 
 /// Size of every plot, in pixels.
-pub const SIZE: (u32, u32) = (640, 400);
+pub(super) const SIZE: (u32, u32) = (640, 400);
 
 const MEASURED: RGBColor = RGBColor(31, 119, 180);
 const PREDICTED: RGBColor = RGBColor(255, 127, 14);
@@ -40,7 +40,7 @@ const BANDWIDTH: &str = "useful_bandwidth";
 
 /// One plot: its file name in a run folder and its SVG text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plot {
+pub(crate) struct Plot {
     pub pattern: String,
     pub file: String,
     pub svg: String,
@@ -143,7 +143,7 @@ fn file_name(pattern: &str, kind: Kind) -> String {
 
 /// The plot files `results` makes, per pattern in the order of the rows: `stride.svg`,
 /// `stride-bandwidth.svg`, `kv-layout.svg`. User kernels (no pattern) have none.
-pub fn plot_files(results: &Results) -> Vec<(String, Vec<String>)> {
+pub(crate) fn plot_files(results: &Results) -> Vec<(String, Vec<String>)> {
     groups(results)
         .into_iter()
         .filter_map(|(p, rows)| {
@@ -155,7 +155,7 @@ pub fn plot_files(results: &Results) -> Vec<(String, Vec<String>)> {
 }
 
 /// Draw every plot of `results` (the files of [`plot_files`], in the same order).
-pub fn plots(results: &Results) -> Result<Vec<Plot>> {
+pub(crate) fn plots(results: &Results) -> Result<Vec<Plot>> {
     let mut out = Vec::new();
     for (p, rows) in groups(results) {
         let Some(p) = p else { continue };
@@ -400,9 +400,12 @@ fn draw_sweep(
     Ok(())
 }
 
+/// One bar group: the row's label, its measured and predicted values, and its ideal.
+type Bar = (String, Option<f64>, Option<f64>, Option<f64>);
+
 fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&Row]) -> DrawResult<()> {
     let (key, ideal_key, axis, what) = headline(pattern);
-    let bars: Vec<(String, Option<f64>, Option<f64>, Option<f64>)> = rows
+    let bars: Vec<Bar> = rows
         .iter()
         .map(|r| (label(r), measured(r, key), predicted(r, key), any(r, ideal_key)))
         .filter(|b| b.1.is_some() || b.2.is_some())

@@ -9,7 +9,7 @@ use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Row, Source};
 
-pub struct Table;
+pub(super) struct Table;
 
 impl Exporter for Table {
     fn render(&self, results: &Results, style: &Style) -> Result<String> {
@@ -85,7 +85,7 @@ fn severity(r: &Row, c: &Column) -> Option<Color> {
 }
 
 /// Long C++ names are cut in the middle; JSON and CSV keep them whole.
-pub fn shorten(s: &str, max: usize) -> String {
+pub(super) fn shorten(s: &str, max: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     if chars.len() <= max {
         return s.to_string();

@@ -5,7 +5,7 @@ use super::columns::thousands;
 use crate::results::{Results, WorstLine};
 
 /// The worst lines belonging to one table: those of `pattern`, or of no pattern.
-pub fn of<'a>(results: &'a Results, pattern: Option<&str>) -> Vec<&'a WorstLine> {
+pub(super) fn of<'a>(results: &'a Results, pattern: Option<&str>) -> Vec<&'a WorstLine> {
     results.worst_lines.iter().filter(|w| w.pattern.as_deref() == pattern).collect()
 }
 
@@ -30,7 +30,7 @@ fn numbers(w: &WorstLine) -> String {
 }
 
 /// `worst line: stride_8: kernels/stride.cu:20 — 32.0 sectors/request …`, the first per launch.
-pub fn terminal(lines: &[&WorstLine]) -> String {
+pub(super) fn terminal(lines: &[&WorstLine]) -> String {
     let mut out = String::new();
     let mut seen = Vec::new();
     for w in lines {
@@ -45,7 +45,7 @@ pub fn terminal(lines: &[&WorstLine]) -> String {
 }
 
 /// A markdown table of the lines, code included, and the diagnoses under it.
-pub fn markdown(lines: &[&WorstLine]) -> String {
+pub(super) fn markdown(lines: &[&WorstLine]) -> String {
     if lines.is_empty() {
         return String::new();
     }

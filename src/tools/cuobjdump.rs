@@ -8,8 +8,10 @@ use std::time::Duration;
 use super::process::{run_sync, Cmd};
 use super::ToolError;
 
+/// A located `cuobjdump`.
 #[derive(Debug, Clone)]
 pub struct Cuobjdump {
+    /// The executable.
     pub path: PathBuf,
 }
 

@@ -5,13 +5,13 @@
 //! its exit status and its stderr.
 
 pub mod cuobjdump;
-pub mod locate;
+pub(crate) mod locate;
 pub mod ncu;
 pub mod nvcc;
 pub mod nvdisasm;
-pub mod process;
-pub mod slurm;
-pub mod smi;
+pub(crate) mod process;
+pub(crate) mod slurm;
+pub(crate) mod smi;
 
 use std::time::Duration;
 
@@ -22,25 +22,68 @@ use crate::exit::Exit;
 pub enum ToolError {
     /// The tool is not installed anywhere coalprof looked.
     #[error("`{tool}` not found (looked in: {})", searched.join(", "))]
-    NotFound { tool: &'static str, searched: Vec<String>, hint: String },
+    NotFound {
+        /// The tool's name (`ncu`).
+        tool: &'static str,
+        /// Where coalprof looked, in order.
+        searched: Vec<String>,
+        /// How to install it or point coalprof at it.
+        hint: String,
+    },
     /// The program could not be started.
     #[error("cannot run `{command}`: {source}")]
-    Spawn { command: String, source: std::io::Error },
+    Spawn {
+        /// The command line, as a shell would read it.
+        command: String,
+        /// Why it could not start.
+        source: std::io::Error,
+    },
     /// The program ran and failed; `what` says what failed in the user's words.
     #[error("{what}\n  command: {command}\n  {status}{}", frame(stderr))]
-    Failed { what: String, command: String, status: String, stderr: String, hint: Option<String> },
+    Failed {
+        /// What failed, in the user's words (`the kernel does not compile`).
+        what: String,
+        /// The command line, as a shell would read it.
+        command: String,
+        /// How it ended (`exit status 1`, `killed by signal 11`).
+        status: String,
+        /// The end of what it printed on stderr.
+        stderr: String,
+        /// A fix, when one is known.
+        hint: Option<String>,
+    },
     /// The program outlived its timeout; its whole process group was killed.
     #[error("`{command}` did not finish within {after:?} and was killed with its process group{}", frame(stderr))]
-    Timeout { command: String, after: Duration, stderr: String },
+    Timeout {
+        /// The command line, as a shell would read it.
+        command: String,
+        /// The timeout it ran under.
+        after: Duration,
+        /// The end of what it printed on stderr.
+        stderr: String,
+    },
     /// Ctrl-C: the child's process group was killed.
     #[error("interrupted while running `{command}`")]
-    Interrupted { command: String },
+    Interrupted {
+        /// The command line, as a shell would read it.
+        command: String,
+    },
     /// The tool ran, but there is no GPU, driver, or counter permission to profile with.
     #[error("{message}")]
-    NoProfiler { message: String, hint: String },
+    NoProfiler {
+        /// What is missing.
+        message: String,
+        /// How to get it.
+        hint: String,
+    },
     /// ncu ran but profiled nothing.
     #[error("{message}")]
-    NoKernels { message: String, hint: String },
+    NoKernels {
+        /// What ncu said.
+        message: String,
+        /// What to check (the filter, the program's arguments).
+        hint: String,
+    },
 }
 
 /// Indent a captured stderr under the error so it reads as part of it.
@@ -88,6 +131,7 @@ impl ToolError {
         self
     }
 
+    /// The exit code this failure ends the run with.
     pub fn exit(&self) -> Exit {
         match self {
             ToolError::NotFound { .. } | ToolError::NoProfiler { .. } => Exit::ProfilerUnavailable,
@@ -100,6 +144,7 @@ impl ToolError {
         }
     }
 
+    /// The fix, when one is known.
     pub fn hint(&self) -> Option<&str> {
         match self {
             ToolError::NotFound { hint, .. }

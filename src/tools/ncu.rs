@@ -22,12 +22,17 @@ pub struct ProfileRequest {
     pub clock_control: String,
     /// Only kernels whose (function) name matches this regex.
     pub kernel_regex: Option<String>,
+    /// `--launch-skip`: launches to skip before profiling.
     pub launch_skip: Option<u64>,
+    /// `--launch-count`: launches to profile.
     pub launch_count: Option<u64>,
     /// The `.ncu-rep` to write.
     pub export: PathBuf,
+    /// The program to profile.
     pub program: PathBuf,
+    /// Its arguments.
     pub args: Vec<OsString>,
+    /// How long ncu may run.
     pub timeout: Option<Duration>,
     /// Also collect the SourceCounters section (per-instruction counters, the kernel's cubin)
     /// and embed the CUDA sources (`--import-source yes`): what `coalprof lines` reads.
@@ -49,6 +54,7 @@ pub struct Profiled {
 /// A located ncu and the environment it needs.
 #[derive(Debug, Clone)]
 pub struct Ncu {
+    /// The executable.
     pub path: PathBuf,
     /// ncu wants a writable HOME for its section files; the settings layer picks one.
     pub home: Option<PathBuf>,

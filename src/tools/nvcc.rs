@@ -10,8 +10,10 @@ use super::ToolError;
 /// warnings as errors (a kernel edit that warns does not land).
 pub const FLAGS: &[&str] = &["-lineinfo", "-O3", "-Werror", "all-warnings"];
 
+/// A located `nvcc`.
 #[derive(Debug, Clone)]
 pub struct Nvcc {
+    /// The executable.
     pub path: PathBuf,
 }
 

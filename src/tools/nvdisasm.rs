@@ -8,14 +8,17 @@ use std::time::Duration;
 use super::process::{run_sync, Cmd};
 use super::ToolError;
 
+/// A located `nvdisasm`.
 #[derive(Debug, Clone)]
 pub struct Nvdisasm {
+    /// The executable.
     pub path: PathBuf,
 }
 
 /// One disassembled instruction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Instruction {
+    /// Its offset in the function, in bytes.
     pub offset: u64,
     /// `LDG.E.CONSTANT R21, [R16.64]` (predicate kept, trailing `;` dropped).
     pub text: String,

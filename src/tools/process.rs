@@ -66,7 +66,7 @@ impl fmt::Display for Cmd {
 }
 
 /// `s` as one shell word (quoted only where a shell would split or expand it).
-pub fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
     if plain {
         s.to_string()
@@ -90,19 +90,19 @@ static CHILD_NANOS: AtomicU64 = AtomicU64::new(0);
 
 /// Total wall time children have run so far (children run one at a time except nvcc builds,
 /// where the sum can exceed the elapsed time).
-pub fn child_time() -> Duration {
+pub(crate) fn child_time() -> Duration {
     Duration::from_nanos(CHILD_NANOS.load(Ordering::Relaxed))
 }
 
 /// Run `cmd` to completion; see [`run`].
-pub fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
+pub(crate) fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
     crate::runtime::runtime().block_on(run(cmd, on_line))
 }
 
 /// Run `cmd`, feeding each stdout line to `on_line` as it arrives (ncu's progress lines), and
 /// return everything it printed. A non-zero exit is *not* an error here: callers interpret it,
 /// because ncu and the kernels say more in their output than in their status.
-pub async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
+pub(crate) async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
     tracing::debug!(command = %cmd, "running");
     if crate::cancel::cancelled() {
         return Err(ToolError::Interrupted { command: cmd.to_string() });

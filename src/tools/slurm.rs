@@ -12,13 +12,13 @@ use super::ToolError;
 
 /// The folder holding `sbatch` and its siblings.
 #[derive(Debug, Clone)]
-pub struct Slurm {
+pub(crate) struct Slurm {
     pub bin: PathBuf,
 }
 
 /// A job as Slurm last reported it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Job {
+pub(crate) struct Job {
     /// `PENDING`, `RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`, `TIMEOUT`, `NODE_FAIL`, …
     pub state: String,
     /// `exit:signal`, as Slurm prints it (`0:0`).
@@ -29,7 +29,7 @@ pub struct Job {
 
 impl Job {
     /// A state after which the job never runs again.
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         !matches!(
             self.state.as_str(),
             "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | "SUSPENDED" | "REQUEUED" | "RESIZING" | "STAGE_OUT"
@@ -45,7 +45,7 @@ impl Slurm {
     }
 
     /// `sbatch --parsable ARGS… SCRIPT`: the job id.
-    pub fn sbatch(&self, args: &[OsString], script: &Path) -> Result<u64, ToolError> {
+    pub(crate) fn sbatch(&self, args: &[OsString], script: &Path) -> Result<u64, ToolError> {
         let c = self.cmd("sbatch").arg("--parsable").args(args.iter().cloned()).arg(script);
         let out = run_sync(&c, None)?;
         let id = out.stdout.trim().split(';').next().and_then(|s| s.trim().parse().ok());
@@ -57,7 +57,7 @@ impl Slurm {
 
     /// `squeue` over `ids`, every state Slurm still remembers: id → state. Jobs it has
     /// forgotten are absent.
-    pub fn squeue(&self, ids: &[u64]) -> Result<BTreeMap<u64, String>, ToolError> {
+    pub(crate) fn squeue(&self, ids: &[u64]) -> Result<BTreeMap<u64, String>, ToolError> {
         let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         let c = self.cmd("squeue").args(["--noheader", "--states=all", "--format=%i|%T"]).arg(format!("--jobs={list}"));
         let out = run_sync(&c, None)?;
@@ -71,7 +71,7 @@ impl Slurm {
     }
 
     /// A job's final facts: `scontrol show job`, else `sacct`; `None` when neither knows it.
-    pub fn job(&self, id: u64) -> Result<Option<Job>, ToolError> {
+    pub(crate) fn job(&self, id: u64) -> Result<Option<Job>, ToolError> {
         let c = self.cmd("scontrol").args(["show", "job", "--oneliner"]).arg(id.to_string());
         let out = run_sync(&c, None)?;
         if out.status.success() {
@@ -90,7 +90,7 @@ impl Slurm {
     }
 
     /// `scancel IDS…` (Ctrl-C while waiting).
-    pub fn scancel(&self, ids: &[u64]) -> Result<(), ToolError> {
+    pub(crate) fn scancel(&self, ids: &[u64]) -> Result<(), ToolError> {
         let c = self.cmd("scancel").args(ids.iter().map(u64::to_string));
         let out = run_sync(&c, None)?;
         if out.status.success() {
@@ -112,7 +112,7 @@ fn failed(what: &str, c: &Cmd, out: &Captured) -> ToolError {
 }
 
 /// `12|RUNNING` lines.
-pub fn parse_squeue(text: &str) -> BTreeMap<u64, String> {
+pub(crate) fn parse_squeue(text: &str) -> BTreeMap<u64, String> {
     (text.lines())
         .filter_map(|l| {
             let (id, state) = l.trim().split_once('|')?;
@@ -122,7 +122,7 @@ pub fn parse_squeue(text: &str) -> BTreeMap<u64, String> {
 }
 
 /// `scontrol show job --oneliner`: space-separated `Key=Value` pairs.
-pub fn parse_scontrol(text: &str) -> Option<Job> {
+pub(crate) fn parse_scontrol(text: &str) -> Option<Job> {
     let fields: BTreeMap<&str, &str> = text.split_whitespace().filter_map(|kv| kv.split_once('=')).collect();
     let text_of = |k: &str| fields.get(k).map(|v| v.to_string()).filter(|v| !v.is_empty() && v != "(null)");
     Some(Job {
@@ -135,7 +135,7 @@ pub fn parse_scontrol(text: &str) -> Option<Job> {
 
 /// `sacct --parsable2`: `JobID|State|ExitCode|Partition|NodeList`, the job's own line (not its
 /// steps'); `CANCELLED by 0` reads `CANCELLED`.
-pub fn parse_sacct(text: &str, id: u64) -> Option<Job> {
+pub(crate) fn parse_sacct(text: &str, id: u64) -> Option<Job> {
     let line = text.lines().find(|l| l.split('|').next() == Some(id.to_string().as_str()))?;
     let f: Vec<&str> = line.split('|').collect();
     let opt = |i: usize| f.get(i).map(|s| s.to_string()).filter(|s| !s.is_empty());

@@ -27,12 +27,12 @@ impl Gpu {
 }
 
 #[derive(Debug, Clone)]
-pub struct Smi {
+pub(crate) struct Smi {
     pub path: PathBuf,
 }
 
 impl Smi {
-    pub fn gpus(&self) -> Result<Vec<Gpu>, ToolError> {
+    pub(crate) fn gpus(&self) -> Result<Vec<Gpu>, ToolError> {
         let c = Cmd::new(&self.path)
             .args([
                 "--query-gpu=index,name,compute_cap,memory.total,driver_version,uuid",
@@ -54,7 +54,7 @@ impl Smi {
 }
 
 /// Parse `0, NVIDIA H200, 9.0, 143771, 570.124.06, GPU-…` lines (the UUID may be missing).
-pub fn parse(text: &str) -> Vec<Gpu> {
+pub(crate) fn parse(text: &str) -> Vec<Gpu> {
     text.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split(',').map(str::trim).collect();

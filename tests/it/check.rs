@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use coalprof::commands::{baseline, check};
 use coalprof::exit::Exit;
 use coalprof::gate::{parse_rules, Rule};
 use coalprof::results::Results;
 use coalprof::Error;
+use coalprof::{baseline, check};
 use quick_xml::events::Event;
 
 fn fixture(name: &str) -> PathBuf {

@@ -45,7 +45,7 @@ fn a_kernel_that_does_not_compile_names_the_file_and_shows_nvcc() {
     let src = dir.path().join("broken.cu");
     std::fs::write(&src, "__global__ void k() { undeclared = 1; }\n").unwrap();
     let n = Nvcc { path: nvcc };
-    let err = coalprof::runtime::runtime().block_on(n.compile(&src, "sm_90", &dir.path().join("broken"))).unwrap_err();
+    let err = coalprof::runtime().block_on(n.compile(&src, "sm_90", &dir.path().join("broken"))).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("broken.cu") && msg.contains("does not compile") && msg.contains("undeclared"), "{msg}");
 }
@@ -64,12 +64,12 @@ fn every_executable_takes_the_catalogues_variants_and_reports_the_plan() {
         let manifest = dir.path().join(format!("{}.jsonl", b.pattern.name()));
         let out = std::process::Command::new(&b.exe)
             .env("COALPROF_PLAN_ONLY", "1")
-            .args(coalprof::profile::kernel_args(&manifest, &plan, None))
+            .args(coalprof::kernel_args(&manifest, &plan, None))
             .output()
             .unwrap();
         assert!(out.status.success(), "{}: {}", b.pattern, String::from_utf8_lossy(&out.stderr));
-        let entries = coalprof::frame::manifest::read(&manifest).unwrap();
-        coalprof::frame::manifest::check_against_plan(&entries, &plan).unwrap_or_else(|e| panic!("{}: {e}", b.pattern));
+        let entries = coalprof::manifest::read(&manifest).unwrap();
+        coalprof::manifest::check_against_plan(&entries, &plan).unwrap_or_else(|e| panic!("{}: {e}", b.pattern));
         // A variant whose parameter the executable does not know is refused (exit 2), naming it.
         let broken = plan[0].kernel_arg().replacen(&format!(";{}=", plan[0].args()[0].0), ";no_such_key=", 1);
         let out = std::process::Command::new(&b.exe)

@@ -26,7 +26,7 @@ pub const ZSTD_MAGIC: &[u8; 4] = &[0x28, 0xB5, 0x2F, 0xFD];
 const RESERVE_CAP: u64 = 1 << 20;
 
 /// A byte source that knows where it is.
-pub struct Framing {
+pub(super) struct Framing {
     inner: Box<dyn Read + Send>,
     offset: u64,
     /// Bytes left in a plain file; `None` for a decompressed stream.
@@ -37,7 +37,7 @@ pub struct Framing {
 
 impl Framing {
     /// Open `path`: a plain report, or a zstd-compressed one (by its magic, whatever its name).
-    pub fn open(path: &Path) -> Result<Framing, ReadError> {
+    pub(super) fn open(path: &Path) -> Result<Framing, ReadError> {
         let file = File::open(path).map_err(|e| ReadError::at(0, format!("cannot read: {e}")))?;
         let meta = file.metadata().map_err(|e| ReadError::at(0, format!("cannot read: {e}")))?;
         if meta.is_dir() {
@@ -72,7 +72,7 @@ impl Framing {
     }
 
     /// A framing over bytes in memory (tests).
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Framing, ReadError> {
+    pub(super) fn from_bytes(bytes: Vec<u8>) -> Result<Framing, ReadError> {
         let left = Some(bytes.len() as u64);
         let mut f = Framing { inner: Box::new(io::Cursor::new(bytes)), offset: 0, left, compressed: false };
         f.expect_magic()?;
@@ -92,7 +92,7 @@ impl Framing {
         Ok(())
     }
 
-    pub fn offset(&self) -> u64 {
+    pub(super) fn offset(&self) -> u64 {
         self.offset
     }
 
@@ -108,7 +108,7 @@ impl Framing {
     }
 
     /// A little-endian u32 length; `Ok(None)` at a clean end of the input.
-    pub fn length(&mut self, what: &str) -> Result<Option<u32>, ReadError> {
+    pub(super) fn length(&mut self, what: &str) -> Result<Option<u32>, ReadError> {
         let mut b = [0u8; 4];
         let n = read_full(&mut self.inner, &mut b).map_err(|e| self.io_error(e))?;
         match n {
@@ -122,13 +122,13 @@ impl Framing {
     }
 
     /// A length that must be there.
-    pub fn required_length(&mut self, what: &str) -> Result<u32, ReadError> {
+    pub(super) fn required_length(&mut self, what: &str) -> Result<u32, ReadError> {
         self.length(what)?.ok_or_else(|| ReadError::at(self.offset, format!("the file ends before {what}")))
     }
 
     /// `len` bytes, refusing a length past the end before reading, and growing the buffer only
     /// as the bytes arrive.
-    pub fn bytes(&mut self, len: u32, what: &str) -> Result<Vec<u8>, ReadError> {
+    pub(super) fn bytes(&mut self, len: u32, what: &str) -> Result<Vec<u8>, ReadError> {
         let start = self.offset;
         let len = u64::from(len);
         if let Some(left) = self.left {
@@ -151,20 +151,20 @@ impl Framing {
     }
 
     /// A length-prefixed message.
-    pub fn message<M: Message + Default>(&mut self, what: &str) -> Result<M, ReadError> {
+    pub(super) fn message<M: Message + Default>(&mut self, what: &str) -> Result<M, ReadError> {
         let len = self.required_length(what)?;
         self.message_of_len(len, what)
     }
 
     /// A message of `len` bytes (its length already read).
-    pub fn message_of_len<M: Message + Default>(&mut self, len: u32, what: &str) -> Result<M, ReadError> {
+    pub(super) fn message_of_len<M: Message + Default>(&mut self, len: u32, what: &str) -> Result<M, ReadError> {
         let start = self.offset;
         let bytes = self.bytes(len, what)?;
         M::decode(bytes.as_slice()).map_err(|e| ReadError::at(start, format!("{what} does not parse: {e}")))
     }
 
     /// Skip `len` bytes (payload items coalprof does not read).
-    pub fn skip(&mut self, len: u64, what: &str) -> Result<(), ReadError> {
+    pub(super) fn skip(&mut self, len: u64, what: &str) -> Result<(), ReadError> {
         let start = self.offset;
         if let Some(left) = self.left {
             if len > left {

@@ -11,14 +11,14 @@
 
 /// The file header after the magic: the format version (7 in every report seen).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct FileHeader {
+pub(super) struct FileHeader {
     #[prost(uint32, tag = "1")]
     pub version: u32,
 }
 
 /// One block's header: what its payload holds, and per-process context.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct BlockHeader {
+pub(super) struct BlockHeader {
     #[prost(uint32, tag = "1")]
     pub num_sources: u32,
     #[prost(uint32, tag = "2")]
@@ -38,21 +38,21 @@ pub struct BlockHeader {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct StringTable {
+pub(super) struct StringTable {
     #[prost(string, repeated, tag = "1")]
     pub strings: Vec<String>,
 }
 
 /// Spread over several blocks, one part per block (versions in one, devices in another).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct SessionDetails {
+pub(super) struct SessionDetails {
     #[prost(message, repeated, tag = "8")]
     pub version_info: Vec<VersionInfo>,
 }
 
 /// `("Nsight Compute Target", "2024.3.2.0 (build …)")`, `("CUDA Version", "12.6")`, ….
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct VersionInfo {
+pub(super) struct VersionInfo {
     #[prost(string, tag = "1")]
     pub provider: String,
     #[prost(string, tag = "2")]
@@ -61,7 +61,7 @@ pub struct VersionInfo {
 
 /// Field 2 (host name) is a string in most reports and a message in some 2019 ones: not read.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Process {
+pub(super) struct Process {
     #[prost(uint32, optional, tag = "1")]
     pub id: Option<u32>,
     /// The executable's path.
@@ -71,7 +71,7 @@ pub struct Process {
 
 /// One profiled kernel launch.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ProfileResult {
+pub(super) struct ProfileResult {
     #[prost(string, tag = "5")]
     pub mangled: String,
     #[prost(string, tag = "6")]
@@ -97,7 +97,7 @@ pub struct ProfileResult {
 /// [`ProfileResult`] without what only source counters need (instances, the module): the
 /// decoder skips those bytes without allocating, which is most of the work for `analyze`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ProfileResultLean {
+pub(super) struct ProfileResultLean {
     #[prost(string, tag = "5")]
     pub mangled: String,
     #[prost(string, tag = "6")]
@@ -115,7 +115,7 @@ pub struct ProfileResultLean {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct MetricResultLean {
+pub(super) struct MetricResultLean {
     #[prost(uint32, tag = "1")]
     pub name_id: u32,
     #[prost(message, optional, tag = "2")]
@@ -142,7 +142,7 @@ impl From<ProfileResultLean> for ProfileResult {
 }
 
 #[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct Uint64x3 {
+pub(super) struct Uint64x3 {
     #[prost(uint64, tag = "1")]
     pub x: u64,
     #[prost(uint64, tag = "2")]
@@ -152,7 +152,7 @@ pub struct Uint64x3 {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct MetricResult {
+pub(super) struct MetricResult {
     /// Index into the file's cumulative string table.
     #[prost(uint32, tag = "1")]
     pub name_id: u32,
@@ -164,7 +164,7 @@ pub struct MetricResult {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ListElement {
+pub(super) struct ListElement {
     #[prost(message, optional, tag = "1")]
     pub correlation_id: Option<MetricValue>,
     #[prost(message, optional, tag = "2")]
@@ -173,7 +173,7 @@ pub struct ListElement {
 
 /// One of a string, a float, a double, a uint32 or a uint64.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct MetricValue {
+pub(super) struct MetricValue {
     #[prost(string, optional, tag = "1")]
     pub string: Option<String>,
     #[prost(float, optional, tag = "2")]
@@ -188,7 +188,7 @@ pub struct MetricValue {
 
 impl MetricValue {
     /// The value as a number, if it is one.
-    pub fn number(&self) -> Option<f64> {
+    pub(super) fn number(&self) -> Option<f64> {
         if let Some(v) = self.double {
             Some(v)
         } else if let Some(v) = self.float {
@@ -201,7 +201,7 @@ impl MetricValue {
     }
 
     /// The value as an integer (a correlation id / PC), if it is a whole number.
-    pub fn integer(&self) -> Option<u64> {
+    pub(super) fn integer(&self) -> Option<u64> {
         if let Some(v) = self.uint64 {
             return Some(v);
         }
@@ -216,7 +216,7 @@ impl MetricValue {
 /// The kernel's module. A result's copy often holds only `reference`, naming a source stored
 /// whole in an earlier block.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct SourceData {
+pub(super) struct SourceData {
     #[prost(uint64, tag = "1")]
     pub reference: u64,
     /// The cubin, an ELF.
@@ -231,13 +231,13 @@ pub struct SourceData {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct SourceFiles {
+pub(super) struct SourceFiles {
     #[prost(message, repeated, tag = "1")]
     pub files: Vec<SourceFile>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct SourceFile {
+pub(super) struct SourceFile {
     #[prost(string, tag = "1")]
     pub path: String,
     #[prost(string, tag = "2")]
@@ -246,7 +246,7 @@ pub struct SourceFile {
 
 /// The NVTX state at the launch: domains, and per thread the push/pop range stacks.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxState {
+pub(super) struct NvtxState {
     #[prost(message, repeated, tag = "1")]
     pub domains: Vec<NvtxDomain>,
     #[prost(message, repeated, tag = "2")]
@@ -254,7 +254,7 @@ pub struct NvtxState {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxDomain {
+pub(super) struct NvtxDomain {
     #[prost(uint64, tag = "1")]
     pub id: u64,
     #[prost(string, tag = "2")]
@@ -262,7 +262,7 @@ pub struct NvtxDomain {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxThread {
+pub(super) struct NvtxThread {
     #[prost(uint64, tag = "1")]
     pub id: u64,
     #[prost(message, repeated, tag = "2")]
@@ -270,7 +270,7 @@ pub struct NvtxThread {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxThreadDomain {
+pub(super) struct NvtxThreadDomain {
     #[prost(uint64, tag = "1")]
     pub domain_id: u64,
     /// Push/pop ranges, outermost first.
@@ -279,7 +279,7 @@ pub struct NvtxThreadDomain {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxRange {
+pub(super) struct NvtxRange {
     #[prost(string, tag = "1")]
     pub name: String,
     #[prost(message, optional, tag = "2")]
@@ -287,7 +287,7 @@ pub struct NvtxRange {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxAttributes {
+pub(super) struct NvtxAttributes {
     #[prost(message, optional, tag = "3")]
     pub color: Option<NvtxColor>,
     #[prost(message, optional, tag = "5")]
@@ -295,7 +295,7 @@ pub struct NvtxAttributes {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxColor {
+pub(super) struct NvtxColor {
     /// 1: ARGB.
     #[prost(uint32, tag = "1")]
     pub kind: u32,
@@ -304,7 +304,7 @@ pub struct NvtxColor {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxMessage {
+pub(super) struct NvtxMessage {
     /// 1: ASCII.
     #[prost(uint32, tag = "1")]
     pub kind: u32,

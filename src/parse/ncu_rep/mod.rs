@@ -36,12 +36,23 @@ pub const FORMAT_VERSION: u32 = 7;
 /// decompressed stream for `.ncu-repz`).
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The bytes at `offset` are not what the format says they must be.
     #[error("{}byte {offset}: {message}", if *.decompressed { "decompressed " } else { "" })]
-    Malformed { offset: u64, message: String, decompressed: bool },
+    Malformed {
+        /// Where the bad length or message starts.
+        offset: u64,
+        /// What is wrong there.
+        message: String,
+        /// Whether `offset` counts in the decompressed stream (`.ncu-repz`).
+        decompressed: bool,
+    },
     /// A format version other than [`FORMAT_VERSION`]: not an error of the file, a reason to
     /// fall back to ncu.
     #[error("report format version {version}, which the native reader does not know (it reads {FORMAT_VERSION})")]
-    UnknownVersion { version: u32 },
+    UnknownVersion {
+        /// The version the file states.
+        version: u32,
+    },
 }
 
 impl ReadError {
@@ -60,7 +71,9 @@ impl ReadError {
 /// One launch as the native reader sees it.
 #[derive(Debug, Clone)]
 pub struct NativeLaunch {
+    /// Its launch record, as the CSV readers make them.
     pub record: LaunchRecord,
+    /// Its per-instruction counters (SourceCounters section), if collected.
     pub source: SourceCounters,
 }
 
@@ -70,6 +83,7 @@ pub struct Report {
     /// The ncu that wrote it (`2024.3.2.0`), from the report's `Nsight Compute Target` entry;
     /// `None` for 2019 reports, which do not say.
     pub ncu_version: Option<String>,
+    /// Every launch, in report order.
     pub launches: Vec<NativeLaunch>,
 }
 

@@ -15,14 +15,14 @@ use crate::parse::{LaunchRecord, SourceCounters, Value};
 
 /// A module stored whole in some block, found again through its reference.
 #[derive(Debug, Clone, Default)]
-pub struct Module {
+pub(super) struct Module {
     pub cubin: Option<Arc<[u8]>>,
     pub sources: Vec<(String, String)>,
     pub sm_revision: Option<u32>,
 }
 
 impl Module {
-    pub fn from_source(s: SourceData) -> Module {
+    pub(super) fn from_source(s: SourceData) -> Module {
         Module {
             cubin: s.binary.map(Arc::from),
             sources: s.files.map(|f| f.files.into_iter().map(|f| (f.path, f.text)).collect()).unwrap_or_default(),
@@ -44,14 +44,14 @@ impl Module {
 /// Everything a result needs that lives outside it: the launch's place in the file and its
 /// process, both as the CSV's `ID` and `Process ID`/`Process Name` columns show them.
 #[derive(Debug, Clone)]
-pub struct Context {
+pub(super) struct Context {
     pub id: u64,
     pub process: Option<String>,
 }
 
 /// `"PID name"` as the CSV's two process columns give it (name = the executable's file name,
 /// from a Linux or a Windows path).
-pub fn process_label(id: Option<u32>, path: &str) -> Option<String> {
+pub(super) fn process_label(id: Option<u32>, path: &str) -> Option<String> {
     let name = path.rsplit(['/', '\\']).next().filter(|n| !n.is_empty()).map(str::to_string);
     match (id, name) {
         (Some(p), Some(n)) => Some(format!("{p} {n}")),
@@ -61,13 +61,13 @@ pub fn process_label(id: Option<u32>, path: &str) -> Option<String> {
 }
 
 /// The largest metric-name index the result uses (it can be read once the table is that long).
-pub fn max_name_id(r: &ProfileResult) -> Option<u32> {
+pub(super) fn max_name_id(r: &ProfileResult) -> Option<u32> {
     r.metrics.iter().map(|m| m.name_id).max()
 }
 
 /// A metric name of the string table, with what the reader needs to know about it once.
 #[derive(Debug, Clone)]
-pub struct Name {
+pub(super) struct Name {
     pub name: Arc<str>,
     pub unit: Scale,
     /// Whether the caller wants this metric in its records.
@@ -75,7 +75,7 @@ pub struct Name {
 }
 
 impl Name {
-    pub fn new(name: String, keep: Option<&Keep>) -> Name {
+    pub(super) fn new(name: String, keep: Option<&Keep>) -> Name {
         let unit = scale(ncu_unit(&name));
         Name { kept: keep.is_none_or(|k| k.wants(&name)), name: Arc::from(name), unit }
     }
@@ -83,7 +83,7 @@ impl Name {
 
 /// Build the record. `names` must cover every index (checked by the caller, which also keeps
 /// one `Arc<str>` per name so that records share them).
-pub fn convert(
+pub(super) fn convert(
     r: ProfileResult,
     names: &[Name],
     ctx: Context,

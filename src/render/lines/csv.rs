@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::lines::LineReport;
 use crate::render::Style;
 
-pub struct Csv;
+pub(super) struct Csv;
 
 impl LinesExporter for Csv {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 use crate::render::Style;
 
-pub struct Markdown;
+pub(super) struct Markdown;
 
 impl LinesExporter for Markdown {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {
@@ -24,7 +24,7 @@ impl LinesExporter for Markdown {
 
 /// The table of `rows` (worst first) and their diagnoses: also what `run`'s markdown shows
 /// under each pattern.
-pub fn worst_lines(rows: &[&LineRow]) -> String {
+pub(crate) fn worst_lines(rows: &[&LineRow]) -> String {
     let mut out = String::new();
     let mut header = vec!["location"];
     header.extend(COLUMNS.iter().map(|(h, _)| *h));

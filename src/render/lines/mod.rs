@@ -12,14 +12,12 @@ use super::{Format, Style};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 
-pub use markdown::worst_lines;
-
 /// One output format of the line report.
-pub trait LinesExporter {
+pub(crate) trait LinesExporter {
     fn render(&self, report: &LineReport, style: &Style) -> Result<String>;
 }
 
-pub fn exporter(format: Format) -> Box<dyn LinesExporter> {
+pub(crate) fn exporter(format: Format) -> Box<dyn LinesExporter> {
     match format {
         Format::Table => Box::new(table::Table),
         Format::Markdown => Box::new(markdown::Markdown),
@@ -29,7 +27,7 @@ pub fn exporter(format: Format) -> Box<dyn LinesExporter> {
 }
 
 /// Render `report` in `format`.
-pub fn render(report: &LineReport, format: Format, style: &Style) -> Result<String> {
+pub(crate) fn render(report: &LineReport, format: Format, style: &Style) -> Result<String> {
     exporter(format).render(report, style)
 }
 
