@@ -91,6 +91,11 @@ impl Error {
         Error::NothingMatched { message: message.into(), hint }
     }
 
+    /// An output that could not be encoded (`JSON`, `CSV`, `SARIF`): coalprof's own bug (exit 70).
+    pub fn encoding(format: &str, e: impl std::fmt::Display) -> Error {
+        Error::Internal(format!("cannot encode {format}: {e}"))
+    }
+
     /// An output that could not be written (exit 3).
     pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Write { path: path.into(), source }

@@ -127,7 +127,7 @@ pub(crate) fn profile_all(workers: Vec<Worker<'_>>, sizing: Sizing, dir: &RunDir
     std::thread::scope(|scope| {
         let handles: Vec<_> = workers.into_iter().map(|w| scope.spawn(move || work(&w, sizing, dir, shared))).collect();
         for h in handles {
-            h.join().map_err(|_| Error::usage("a GPU worker panicked"))??;
+            h.join().map_err(|_| Error::Internal("a GPU worker panicked".into()))??;
         }
         Ok(())
     })

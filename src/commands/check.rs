@@ -82,7 +82,7 @@ fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -
         }
     };
     let log = crate::lines::sarif::sarif(&all, &level);
-    let text = serde_json::to_string_pretty(&log).map_err(|e| Error::Internal(format!("cannot encode SARIF: {e}")))?;
+    let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
     write_file(path, &(text + "\n"))
 }
 
@@ -107,7 +107,7 @@ pub fn run(
     let report = evaluate_report(settings, inputs)?;
     let mut errors = Vec::new();
     let text = if json {
-        serde_json::to_string_pretty(&report).map_err(|e| Error::Internal(format!("cannot encode JSON: {e}")))? + "\n"
+        serde_json::to_string_pretty(&report).map_err(|e| Error::encoding("JSON", e))? + "\n"
     } else {
         table::render(&report, settings.color)
     };

@@ -26,7 +26,7 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     super::print(&crate::render::lines::render(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
         let log = crate::lines::sarif::sarif(&report, &|_| "warning");
-        let text = serde_json::to_string_pretty(&log).map_err(|e| Error::usage(format!("cannot encode SARIF: {e}")))?;
+        let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
         std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
     }
     Ok(Exit::Ok)

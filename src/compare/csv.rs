@@ -8,7 +8,7 @@ use super::Comparison;
 use crate::error::{Error, Result};
 
 pub(super) fn render(c: &Comparison) -> Result<String> {
-    let err = |e: csv::Error| Error::usage(format!("cannot encode CSV: {e}"));
+    let err = |e: csv::Error| Error::encoding("CSV", e);
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = ["key", "pattern", "variant", "kernel", "metric"].map(String::from).to_vec();
     header.extend(c.inputs.iter().map(|i| i.label.clone()));
@@ -36,6 +36,6 @@ pub(super) fn render(c: &Comparison) -> Result<String> {
             w.write_record(&rec).map_err(err)?;
         }
     }
-    let bytes = w.into_inner().map_err(|e| Error::usage(format!("cannot encode CSV: {e}")))?;
+    let bytes = w.into_inner().map_err(|e| Error::encoding("CSV", e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -44,7 +44,7 @@ pub(super) fn render(c: &Comparison) -> Result<String> {
             .map(|r| RowDoc { key: &r.key, values: r.values.iter().map(Option::as_ref).collect() })
             .collect(),
     };
-    let mut s = serde_json::to_string_pretty(&doc).map_err(|e| Error::usage(format!("cannot encode JSON: {e}")))?;
+    let mut s = serde_json::to_string_pretty(&doc).map_err(|e| Error::encoding("JSON", e))?;
     s.push('\n');
     Ok(s)
 }

@@ -31,11 +31,11 @@ impl Exporter for Csv {
             rec.extend(keys.iter().map(|k| r.metric(k).map(|v| v.to_string()).unwrap_or_default()));
             w.write_record(&rec).map_err(err)?;
         }
-        let bytes = w.into_inner().map_err(|e| Error::Internal(format!("cannot encode CSV: {e}")))?;
+        let bytes = w.into_inner().map_err(|e| Error::encoding("CSV", e))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 
 fn err(e: csv::Error) -> Error {
-    Error::Internal(format!("cannot encode CSV: {e}"))
+    Error::encoding("CSV", e)
 }

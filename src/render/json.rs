@@ -8,8 +8,7 @@ pub(super) struct Json;
 
 impl Exporter for Json {
     fn render(&self, results: &Results, _: &Style) -> Result<String> {
-        let mut s =
-            serde_json::to_string_pretty(results).map_err(|e| Error::Internal(format!("cannot encode JSON: {e}")))?;
+        let mut s = serde_json::to_string_pretty(results).map_err(|e| Error::encoding("JSON", e))?;
         s.push('\n');
         Ok(s)
     }

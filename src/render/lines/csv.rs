@@ -9,11 +9,11 @@ pub(super) struct Csv;
 
 impl LinesExporter for Csv {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {
-        let err = |e: csv::Error| Error::usage(format!("cannot encode CSV: {e}"));
+        let err = |e: csv::Error| Error::encoding("CSV", e);
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = Vec::new();
         for row in &report.rows {
-            let v = serde_json::to_value(row).map_err(|e| Error::usage(format!("cannot encode CSV: {e}")))?;
+            let v = serde_json::to_value(row).map_err(|e| Error::encoding("CSV", e))?;
             let obj = v.as_object().cloned().unwrap_or_default();
             if header.is_empty() {
                 header = obj.keys().cloned().collect();
@@ -26,7 +26,7 @@ impl LinesExporter for Csv {
             });
             w.write_record(cells).map_err(err)?;
         }
-        let bytes = w.into_inner().map_err(|e| Error::usage(format!("cannot encode CSV: {e}")))?;
+        let bytes = w.into_inner().map_err(|e| Error::encoding("CSV", e))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }

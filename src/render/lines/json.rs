@@ -10,8 +10,7 @@ pub(super) struct Json;
 
 impl LinesExporter for Json {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {
-        let mut s =
-            serde_json::to_string_pretty(report).map_err(|e| Error::usage(format!("cannot encode JSON: {e}")))?;
+        let mut s = serde_json::to_string_pretty(report).map_err(|e| Error::encoding("JSON", e))?;
         s.push('\n');
         Ok(s)
     }
