@@ -226,6 +226,15 @@ pub(crate) struct ProfileArgs {
     /// Folder for the run (default: profiles/ in the checkout, else ./profiles).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// CMD starts with a launcher (`srun -n 4`, `mpirun -np 4`): run ncu under it, one report
+    /// per rank (`rank-N.ncu-rep`), and show the rows with their rank. The program is the first
+    /// executable after the launcher's options, or whatever follows a second `--`.
+    #[arg(long)]
+    pub per_rank: bool,
+    /// The variable the launcher numbers its ranks by (default: `SLURM_PROCID` for srun,
+    /// `OMPI_COMM_WORLD_RANK` for mpirun/mpiexec; `PMI_RANK` for MPICH or Intel MPI).
+    #[arg(long, value_name = "VAR", requires = "per_rank")]
+    pub rank_env: Option<String>,
     /// The program and its arguments, passed through verbatim.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,

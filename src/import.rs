@@ -159,8 +159,10 @@ impl Reader<'_> {
     ) -> std::result::Result<Results, RowsError<E>> {
         let names = self.catalogue.ncu_names();
         let mut launches = Launches::new(&names, self.grouping);
+        let rank = rank_of(path);
         for rec in records {
-            launches.push(rec.map_err(RowsError::Read)?).map_err(RowsError::Other)?;
+            let rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
+            launches.push(rec).map_err(RowsError::Other)?;
         }
         let (frame, facts) = launches.finish().map_err(RowsError::Other)?;
         if frame.height() == 0 {
@@ -202,6 +204,19 @@ fn parse_error(path: &Path, e: ParseError) -> Error {
 
 /// The `results.json` of a run folder; for a folder of runs (`profiles/`, where `run` saves),
 /// the newest run's, saying on stderr which one was taken.
+/// The rank a report's file name states: `rank-3.ncu-rep` (what `profile --per-rank` writes),
+/// `report.rank_3.ncu-repz` or `rank3.csv`; `None` for any other name.
+pub(crate) fn rank_of(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    let digits = name.split('.').filter(|part| !part.is_empty()).find_map(|part| {
+        let lower = part.to_ascii_lowercase();
+        let at = lower.rfind("rank")?;
+        let digits = lower[at + 4..].trim_start_matches(['-', '_']);
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.to_string())
+    })?;
+    digits.parse().ok()
+}
+
 pub(crate) fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
     let own = dir.join("results.json");
     if own.is_file() {
@@ -235,4 +250,22 @@ pub(crate) fn read_results_json(path: &Path) -> Result<Results> {
         ));
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rank_of;
+    use std::path::Path;
+
+    #[test]
+    fn a_rank_comes_from_the_file_name_only() {
+        let rank = |n: &str| rank_of(Path::new(n));
+        assert_eq!(rank("runs/x/rank-3.ncu-rep"), Some(3));
+        assert_eq!(rank("report.rank_12.ncu-repz"), Some(12));
+        assert_eq!(rank("RANK7.csv"), Some(7));
+        assert_eq!(rank("rank-0.ncu-rep"), Some(0));
+        for none in ["report.ncu-rep", "rank-.ncu-rep", "rank-x1.ncu-rep", "rank-3/report.ncu-rep", "frank"] {
+            assert_eq!(rank(none), None, "{none}");
+        }
+    }
 }

@@ -46,6 +46,9 @@ pub struct Row {
     pub id: Option<u64>,
     /// How many launches this row aggregates (counters summed, ratios of the sums).
     pub launches: u64,
+    /// The rank (Slurm task, MPI process) whose report the row comes from (`profile --per-rank`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// Grid dimensions (measured rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<[u32; 3]>,
@@ -122,6 +125,7 @@ impl Row {
             line: None,
             id: None,
             launches: 1,
+            rank: None,
             grid: None,
             block: None,
             params: BTreeMap::new(),
@@ -134,13 +138,13 @@ impl Row {
         }
     }
 
-    /// `pattern/variant` for built-in rows, else the kernel name: what gate rules match. A
-    /// line row adds its `file:line`, so the baseline keys lines by file, line and kernel (a line
+    /// `pattern/variant` for built-in rows, else the kernel name (with ` [rank N]` for a row of
+    /// one rank's report): what gate rules match. A line row adds its `file:line`, so the baseline keys lines by file, line and kernel (a line
     /// that moves is `new` + `missing`, not a silent pass).
     pub fn key(&self) -> String {
         let base = match (&self.pattern, &self.variant) {
             (Some(p), Some(v)) => format!("{p}/{v}"),
-            _ => self.kernel.clone(),
+            _ => ranked(&self.kernel, self.rank),
         };
         match &self.line {
             Some(l) => format!("{base} @ {l}"),
@@ -228,6 +232,19 @@ impl Results {
     pub fn new(provenance: Provenance, rows: Vec<Row>) -> Results {
         Results { schema: SCHEMA.to_string(), provenance, rows, notices: Vec::new(), worst_lines: Vec::new() }
     }
+
+    /// Add the rows, inputs, worst lines and notices of `other` (results of another input of
+    /// the same kind); each notice is said once, but one only `other` has is news.
+    pub(crate) fn merge(&mut self, other: Results) {
+        self.rows.extend(other.rows);
+        self.provenance.inputs.extend(other.provenance.inputs);
+        self.worst_lines.extend(other.worst_lines);
+        for n in other.notices {
+            if !self.notices.contains(&n) {
+                self.notices.push(n);
+            }
+        }
+    }
 }
 
 /// One of a launch's worst source lines.
@@ -241,6 +258,9 @@ pub struct WorstLine {
     pub variant: Option<String>,
     /// The kernel.
     pub kernel: String,
+    /// The rank whose report it comes from (`profile --per-rank`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// `kernels/stride.cu:20`, repository-relative where it resolves.
     pub location: String,
     /// What the line's memory instructions do.
@@ -259,6 +279,15 @@ pub struct WorstLine {
     pub code: Option<String>,
     /// What it means, in plain words.
     pub diagnosis: Option<String>,
+}
+
+/// `kernel [rank 3]` for a kernel of one rank's report, else the kernel: how rows, line rows and
+/// compare keys keep the ranks of one run apart.
+pub(crate) fn ranked(kernel: &str, rank: Option<u32>) -> String {
+    match rank {
+        Some(n) => format!("{kernel} [rank {n}]"),
+        None => kernel.to_string(),
+    }
 }
 
 /// `8388608` → `8,388,608`: counts as people read them (the exporters and SARIF messages share it).

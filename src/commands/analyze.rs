@@ -14,17 +14,7 @@ pub(crate) fn run(common: &Common, s: &AnalyzeSettings) -> Result<Exit> {
         let r = reader.read(path)?;
         match all.as_mut() {
             None => all = Some(r),
-            Some(acc) => {
-                acc.rows.extend(r.rows);
-                acc.provenance.inputs.extend(r.provenance.inputs);
-                // Each file's notices, said once: "not in the input: …" of the second file
-                // is news even when the first file had its own.
-                for n in r.notices {
-                    if !acc.notices.contains(&n) {
-                        acc.notices.push(n);
-                    }
-                }
-            }
+            Some(acc) => acc.merge(r),
         }
     }
     let results = all.expect("clap requires at least one file");

@@ -71,7 +71,7 @@ fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -
     }
     let level = |row: &crate::lines::LineRow| -> &'static str {
         let Some(label) = crate::lines::gate::line_label(row) else { return "warning" };
-        let key = format!("{} @ {label}", row.kernel);
+        let key = format!("{} @ {label}", crate::results::ranked(&row.kernel, row.rank));
         let mine: Vec<Verdict> = verdicts.checks.iter().filter(|c| c.row == key).map(|c| c.verdict).collect();
         if mine.contains(&Verdict::Fail) {
             "error"

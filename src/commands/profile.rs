@@ -1,28 +1,40 @@
 //! `coalprof profile -- CMD ARGS…`: the user's own program under ncu, the same table. With no
-//! manifest, amplification is over the bytes the threads asked for (the table says so).
+//! manifest, amplification is over the bytes the threads asked for (the table says so). With
+//! `--per-rank`, ncu runs under the launcher, one report per rank, and the rows say their rank.
+
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
 use crate::profile::profiled_metrics;
 use crate::render::render;
-use crate::settings::{Common, ProfileSettings};
+use crate::results::Results;
+use crate::settings::{Common, PerRank, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;
+
+/// Where a rank's report is written before it is complete: ncu expands `%q{VAR}` per rank.
+const PARTIAL_RANK: &str = ".partial-rank-";
 
 pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let ncu = common.ncu()?;
     let dir = RunDir::create(&s.out_base, None, "profile", &common.style)?;
-    let partial = dir.file(".report.partial.ncu-rep");
-    let metrics = profiled_metrics(&common.catalogue);
+    let partial = match &s.per_rank {
+        // Absolute: the ranks may start elsewhere (other nodes, another working folder).
+        Some(p) => std::path::absolute(dir.file(&format!("{PARTIAL_RANK}%q{{{}}}.ncu-rep", p.rank_env)))
+            .map_err(|e| Error::write(&dir.path, e))?,
+        None => dir.file(".report.partial.ncu-rep"),
+    };
     let request = ProfileRequest {
-        metrics,
+        metrics: profiled_metrics(&common.catalogue),
         cache_control: s.profiler.cache_control.clone(),
         clock_control: s.profiler.clock_control.clone(),
         kernel_regex: s.kernel.clone(),
         launch_skip: s.launch_skip,
         launch_count: s.launch_count,
         export: partial.clone(),
+        launcher: s.per_rank.as_ref().map(|p| p.launcher.clone()).unwrap_or_default(),
         program: s.program.clone(),
         args: s.args.clone(),
         timeout: Some(s.profiler.timeout),
@@ -31,18 +43,37 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     };
     let mut echo = |line: &str| tracing::debug!(target: "ncu", "{line}");
     let profiled = ncu.profile(&request, &mut echo)?;
-    let report = dir.file("report.ncu-rep");
-    std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
+    let reports = match &s.per_rank {
+        Some(p) => rank_reports(&dir, p)?,
+        None => {
+            let report = dir.file("report.ncu-rep");
+            std::fs::rename(&partial, &report).map_err(|e| Error::write(&report, e))?;
+            vec![report]
+        }
+    };
     // Read natively: no `ncu --import` process (ncu only for a format version the reader
-    // does not know, or under `--reader ncu`).
+    // does not know, or under `--reader ncu`). A rank's rows get its rank from the file name.
     let find_ncu = || Ok(ncu.clone());
     let reader = super::reader(common, s.grouping, &find_ncu);
-    let mut results = reader.read(&report)?;
+    let mut results: Option<Results> = None;
+    for report in &reports {
+        let r = reader.read(report)?;
+        match results.as_mut() {
+            None => results = Some(r),
+            Some(all) => all.merge(r),
+        }
+    }
+    let mut results = results.ok_or_else(|| Error::Internal("no report to read".into()))?;
     results.provenance.backend = "ncu".into();
     let settings = &mut results.provenance.settings;
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
     settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());
     settings.insert("replay_passes".into(), serde_json::json!(profiled.passes));
+    if let Some(p) = &s.per_rank {
+        let launcher: Vec<String> = p.launcher.iter().map(|w| w.to_string_lossy().into_owned()).collect();
+        settings.insert("launcher".into(), launcher.join(" ").into());
+        settings.insert("ranks".into(), reports.len().into());
+    }
     if !profiled.warnings.is_empty() {
         for w in &profiled.warnings {
             tracing::info!("ncu: {w}");
@@ -50,9 +81,41 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         settings.insert("ncu_warnings".into(), serde_json::json!(profiled.warnings));
     }
     results.worst_lines =
-        crate::profile::worst_lines(&report, &s.source_root, s.grouping == Grouping::PerLaunch, &|_| (None, None));
+        crate::profile::worst_lines(&reports, &s.source_root, s.grouping == Grouping::PerLaunch, &|_| (None, None));
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved");
     super::print(&render(&results, common.format, &common.style)?)?;
     Ok(Exit::Ok)
+}
+
+/// The ranks' finished reports, renamed to `rank-N.ncu-rep`, in rank order. A report whose
+/// name has no number means the ranks did not have the variable set.
+fn rank_reports(dir: &RunDir, p: &PerRank) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(&dir.path).map_err(|e| Error::input(&dir.path, format!("cannot list: {e}")))?;
+    let mut ranks: Vec<(u32, PathBuf)> = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(n) = name.strip_prefix(PARTIAL_RANK).and_then(|n| n.strip_suffix(".ncu-rep")) else { continue };
+        let rank: u32 = n.parse().map_err(|_| {
+            Error::input(
+                e.path(),
+                format!("a rank's report is not numbered: `{}` was not set in its environment", p.rank_env),
+            )
+            .with_hint("name the variable the launcher numbers its ranks by with `--rank-env VAR`")
+        })?;
+        let report = dir.file(&format!("rank-{rank}.ncu-rep"));
+        std::fs::rename(e.path(), &report).map_err(|e| Error::write(&report, e))?;
+        ranks.push((rank, report));
+    }
+    if ranks.is_empty() {
+        return Err(Error::nothing_matched(
+            format!("the launcher ran, but no rank wrote a report into `{}`", dir.path.display()),
+            Some(format!(
+                "check that the launcher runs ncu on each rank and that `{}` is shared storage",
+                dir.path.display()
+            )),
+        ));
+    }
+    ranks.sort();
+    Ok(ranks.into_iter().map(|(_, p)| p).collect())
 }

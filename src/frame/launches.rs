@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use polars::prelude::*;
 
-use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS};
+use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS, RANK};
 use super::{polars_error, Frame};
 use crate::error::Result;
 use crate::metrics::{Kind, Mapped};
@@ -117,6 +117,7 @@ impl<'a> Launches<'a> {
         let mut columns = vec![
             Column::new(KERNEL.into(), recs.iter().map(|r| r.kernel.as_str()).collect::<Vec<_>>()),
             Column::new(PROCESS.into(), recs.iter().map(|r| r.process.as_deref()).collect::<Vec<_>>()),
+            Column::new(RANK.into(), recs.iter().map(|r| r.rank).collect::<Vec<_>>()),
             Column::new(ID.into(), recs.iter().map(|r| r.id.filter(|_| r.launches == 1)).collect::<Vec<_>>()),
             Column::new(LAUNCHES.into(), recs.iter().map(|r| r.launches).collect::<Vec<_>>()),
         ];
@@ -144,11 +145,11 @@ impl<'a> Launches<'a> {
         DataFrame::new(columns).map_err(polars_error)
     }
 
-    /// Group by process, kernel, grid and block, in order of first appearance: launches and
+    /// Group by process, rank, kernel, grid and block, in order of first appearance: launches and
     /// counters summed (a metric no launch of the group has stays null), the ID kept only for a
     /// group of one launch.
     fn group(&self, df: DataFrame) -> Result<DataFrame> {
-        let by: Vec<Expr> = [PROCESS, KERNEL].into_iter().chain(GRID).chain(BLOCK).map(col).collect();
+        let by: Vec<Expr> = [PROCESS, RANK, KERNEL].into_iter().chain(GRID).chain(BLOCK).map(col).collect();
         let mut aggs = vec![
             col(LAUNCHES).sum(),
             when(col(LAUNCHES).sum().eq(lit(1u64))).then(col(ID).first()).otherwise(lit(NULL).cast(DataType::UInt64)),
@@ -183,6 +184,7 @@ impl Frame {
         let kernels = self.strings(KERNEL)?;
         let ids = self.floats(ID)?;
         let launches = self.floats(LAUNCHES)?;
+        let ranks = self.floats(RANK)?;
         let dims = |names: [&str; 3]| -> Result<Vec<Option<[u32; 3]>>> {
             let [x, y, z] = names.map(|n| self.floats(n));
             Ok((x?.into_iter().zip(y?).zip(z?)).map(|((x, y), z)| Some([x? as u32, y? as u32, z? as u32])).collect())
@@ -193,6 +195,7 @@ impl Frame {
             .map(|(i, (kernel, metrics))| Row {
                 id: ids[i].map(|v| v as u64),
                 launches: launches[i].map_or(1, |v| v as u64),
+                rank: ranks[i].map(|v| v as u32),
                 grid: grids[i],
                 block: blocks[i],
                 metrics,

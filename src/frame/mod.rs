@@ -30,6 +30,7 @@ use crate::results::{Metrics, Row};
 pub(crate) mod cols {
     pub(crate) const KERNEL: &str = "kernel";
     pub(crate) const PROCESS: &str = "process";
+    pub(crate) const RANK: &str = "rank";
     pub(crate) const ID: &str = "id";
     pub(crate) const LAUNCHES: &str = "launches";
     pub(crate) const GRID: [&str; 3] = ["grid_x", "grid_y", "grid_z"];

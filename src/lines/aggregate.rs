@@ -48,6 +48,8 @@ pub(crate) type Sass = BTreeMap<String, BTreeMap<u64, String>>;
 pub struct LineRow {
     /// The kernel, as ncu names it.
     pub kernel: String,
+    /// The rank whose report the row comes from (`rank-3.ncu-rep`), else null.
+    pub rank: Option<u32>,
     /// The launch's id with `--per-launch`, else null.
     pub launch: Option<u64>,
     /// How many launches the numbers sum.
@@ -140,11 +142,12 @@ pub struct LineReport {
 
 /// What makes launches one group: process, kernel, grid, block (as `analyze`), and the launch
 /// id with `--per-launch`.
-type GroupKey = (Option<String>, String, Option<[u32; 3]>, Option<[u32; 3]>, Option<u64>);
+type GroupKey = (Option<String>, Option<u32>, String, Option<[u32; 3]>, Option<[u32; 3]>, Option<u64>);
 
 /// One kernel (or launch) being summed.
 struct Group {
     kernel: String,
+    rank: Option<u32>,
     launch: Option<u64>,
     launches: u64,
     mangled: Option<String>,
@@ -176,7 +179,7 @@ pub fn build(
             continue;
         };
         let launch = opts.per_launch.then_some(rec.id).flatten();
-        let key = (rec.process.clone(), rec.kernel.clone(), rec.grid, rec.block, launch);
+        let key = (rec.process.clone(), rec.rank, rec.kernel.clone(), rec.grid, rec.block, launch);
         match index.get(&key) {
             Some(&i) if !opts.per_launch => {
                 let g = &mut groups[i];
@@ -196,6 +199,7 @@ pub fn build(
                 index.insert(key, groups.len());
                 groups.push(Group {
                     kernel: rec.kernel.clone(),
+                    rank: rec.rank,
                     launch,
                     launches: rec.launches,
                     mangled: sc.mangled.clone(),
@@ -292,6 +296,7 @@ pub fn build(
                 let spr = sectors_per_request(&c);
                 LineRow {
                     kernel: g.kernel.clone(),
+                    rank: g.rank,
                     launch: g.launch,
                     launches: g.launches,
                     file,

@@ -35,6 +35,7 @@ pub(crate) fn rows(report: &LineReport) -> Vec<Row> {
             row.line = Some(line_label(r)?);
             row.id = r.launch;
             row.launches = r.launches;
+            row.rank = r.rank;
             let mut put = |k: &str, v: Option<f64>| {
                 if let Some(v) = v.filter(|v| v.is_finite()) {
                     row.metrics.insert(k.to_string(), v);
@@ -80,6 +81,7 @@ pub(crate) fn worst_lines(
                 pattern,
                 variant,
                 kernel: r.kernel.clone(),
+                rank: r.rank,
                 location: line_label(r)?,
                 op: r.op.clone(),
                 sectors_per_request: r.sectors_per_request,

@@ -37,7 +37,8 @@ pub fn read(reports: &[std::path::PathBuf]) -> Result<Vec<(LaunchRecord, SourceC
             }
             e => Error::input(path, e.to_string()),
         })?;
-        all.extend(report.launches.into_iter().map(|l| (l.record, l.source)));
+        let rank = crate::import::rank_of(path);
+        all.extend(report.launches.into_iter().map(|l| (LaunchRecord { rank, ..l.record }, l.source)));
     }
     Ok(all)
 }

@@ -408,6 +408,7 @@ impl<R: BufRead> Records<R> {
             device: None,
             cc: self.field(f.cc).map(Cow::into_owned),
             nvtx: (!nvtx.is_empty()).then(|| nvtx.join(" | ")),
+            rank: None,
             launches,
             metrics: Vec::new(),
         })

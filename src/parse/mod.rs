@@ -82,6 +82,9 @@ pub struct LaunchRecord {
     pub cc: Option<String>,
     /// The NVTX range the launch ran in.
     pub nvtx: Option<String>,
+    /// The rank (Slurm task, MPI process) that launched it, from its report's file name
+    /// (`rank-3.ncu-rep`, what `profile --per-rank` writes); never set by the parsers.
+    pub rank: Option<u32>,
     /// How many launches the values stand for: 1, or a summary's `Invocations` (values are then
     /// averages, so totals are `value × launches`).
     pub launches: u64,
@@ -101,6 +104,7 @@ impl LaunchRecord {
             device: None,
             cc: None,
             nvtx: None,
+            rank: None,
             launches: 1,
             metrics: Vec::new(),
         }

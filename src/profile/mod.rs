@@ -103,6 +103,7 @@ pub(crate) fn measure(
         launch_skip: None,
         launch_count: None,
         export: partial.clone(),
+        launcher: Vec::new(),
         program: exe.to_path_buf(),
         args: kernel_args(&manifest_path, &plan, None),
         timeout: Some(settings.timeout),
@@ -162,7 +163,7 @@ pub(crate) fn measure(
     }
     // Sources resolve against the checkout the kernels were built from.
     let root = exe.ancestors().find(|d| d.join("metrics.toml").is_file()).unwrap_or(exe);
-    let worst_lines = worst_lines(&report, root, true, &|id| {
+    let worst_lines = worst_lines(std::slice::from_ref(&report), root, true, &|id| {
         (Some(pattern.name().to_string()), id.and_then(|i| variant_of.get(&i).cloned()))
     });
     Ok(Measured {
@@ -180,12 +181,12 @@ pub(crate) fn measure(
 /// and review; none (with a log line) when the report has no source counters or cannot be read
 /// for them. Paths are made relative to `root`.
 pub(crate) fn worst_lines(
-    report: &Path,
+    reports: &[PathBuf],
     root: &Path,
     per_launch: bool,
     label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
 ) -> Vec<crate::results::WorstLine> {
-    let launches = match crate::lines::read(&[report.to_path_buf()]) {
+    let launches = match crate::lines::read(reports) {
         Ok(l) => l,
         Err(e) => {
             tracing::warn!("no per-line attribution: {e}");
@@ -201,7 +202,6 @@ pub(crate) fn worst_lines(
     crate::lines::gate::worst_lines(&lines, label)
 }
 
-/// The executable's arguments: the manifest, timing flags, one `--variant` per variant.
 /// Whether to collect per-instruction counters (`coalprof lines`): when this ncu has the
 /// SourceCounters section; otherwise say once that lines will not be attributed.
 pub(crate) fn source_counters(ncu: &Ncu) -> bool {

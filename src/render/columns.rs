@@ -50,6 +50,11 @@ pub(super) fn label(r: &Row) -> String {
     }
 }
 
+/// The rank cell of a row (`–` for a row of no rank's report).
+pub(crate) fn rank(r: &Row) -> String {
+    r.rank.map_or("–".into(), |n| n.to_string())
+}
+
 /// `matrix_unrolling_kernel<float>` of `void matrix_unrolling_kernel<float>(float const*, int)`:
 /// the name before the parameter list (template arguments kept, so instantiations differ),
 /// without a leading return type.

@@ -12,7 +12,11 @@ impl Exporter for Csv {
     fn render(&self, results: &Results, _: &Style) -> Result<String> {
         let keys: BTreeSet<&str> = results.rows.iter().flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
         let mut w = csv::Writer::from_writer(Vec::new());
-        let fixed = ["pattern", "variant", "kernel", "id", "launches", "source"];
+        let ranks = results.rows.iter().any(|r| r.rank.is_some());
+        let mut fixed = vec!["pattern", "variant", "kernel", "id", "launches", "source"];
+        if ranks {
+            fixed.insert(3, "rank");
+        }
         let header = fixed.iter().copied().chain(keys.iter().copied());
         w.write_record(header).map_err(err)?;
         for r in &results.rows {
@@ -20,14 +24,12 @@ impl Exporter for Csv {
                 Source::Measured => "measured",
                 Source::Predicted => "predicted",
             };
-            let mut rec = vec![
-                r.pattern.clone().unwrap_or_default(),
-                r.variant.clone().unwrap_or_default(),
-                r.kernel.clone(),
-                r.id.map(|i| i.to_string()).unwrap_or_default(),
-                r.launches.to_string(),
-                source.to_string(),
-            ];
+            let mut rec =
+                vec![r.pattern.clone().unwrap_or_default(), r.variant.clone().unwrap_or_default(), r.kernel.clone()];
+            if ranks {
+                rec.push(r.rank.map(|n| n.to_string()).unwrap_or_default());
+            }
+            rec.extend([r.id.map(|i| i.to_string()).unwrap_or_default(), r.launches.to_string(), source.to_string()]);
             rec.extend(keys.iter().map(|k| r.metric(k).map(|v| v.to_string()).unwrap_or_default()));
             w.write_record(&rec).map_err(err)?;
         }

@@ -1,7 +1,7 @@
 //! Markdown for a kernel review: one table per pattern, the notes and findings under it.
 //! Pipes in kernel names are escaped so a C++ name cannot break the table.
 
-use super::columns::{cell, groups, label, notes, present};
+use super::columns::{cell, groups, label, notes, present, rank};
 use super::plot::plot_files;
 use super::{Exporter, Style};
 use crate::error::Result;
@@ -39,13 +39,22 @@ impl Exporter for Markdown {
                 None => out.push_str("## Kernels\n\n"),
             }
             let first = if pattern.is_some() { "variant" } else { "kernel" };
-            let mut header = vec![first.to_string(), "launches".into()];
+            let ranks = rows.iter().any(|r| r.rank.is_some());
+            let mut header = vec![first.to_string()];
+            if ranks {
+                header.push("rank".into());
+            }
+            header.push("launches".into());
             header.extend(cols.iter().map(|c| c.header.clone()));
             out.push_str(&format!("| {} |\n", header.join(" | ")));
             let align: Vec<&str> = header.iter().enumerate().map(|(i, _)| if i == 0 { ":--" } else { "--:" }).collect();
             out.push_str(&format!("|{}|\n", align.join("|")));
             for r in &rows {
-                let mut line = vec![format!("`{}`", escape(&label(r))), r.launches.to_string()];
+                let mut line = vec![format!("`{}`", escape(&label(r)))];
+                if ranks {
+                    line.push(rank(r));
+                }
+                line.push(r.launches.to_string());
                 line.extend(cols.iter().map(|c| cell(r, c)));
                 out.push_str(&format!("| {} |\n", line.join(" | ")));
             }

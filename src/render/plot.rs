@@ -513,19 +513,10 @@ mod tests {
         Row {
             pattern: Some(pattern.into()),
             variant: Some(variant.into()),
-            kernel: format!("{pattern}_kernel"),
-            line: None,
-            id: None,
-            launches: 1,
-            grid: None,
-            block: None,
             params: params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
-            source,
             metrics: m(metrics),
             predicted: predicted.map(m),
-            notes: Vec::new(),
-            findings: Vec::new(),
-            placement: None,
+            ..Row::new(format!("{pattern}_kernel"), source)
         }
     }
 

@@ -4,7 +4,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, Table as Comfy};
 
-use super::columns::{cell, groups, label, notes, present, Column};
+use super::columns::{cell, groups, label, notes, present, rank, Column};
 use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Row, Source};
@@ -33,7 +33,11 @@ impl Exporter for Table {
             } else {
                 t.enforce_styling();
             }
+            let ranks = rows.iter().any(|r| r.rank.is_some());
             let mut header = vec![Cell::new(if pattern.is_some() { "variant" } else { "kernel" })];
+            if ranks {
+                header.push(Cell::new("rank"));
+            }
             if pattern.is_none() {
                 header.push(Cell::new("launches"));
             }
@@ -41,6 +45,9 @@ impl Exporter for Table {
             t.set_header(header);
             for r in &rows {
                 let mut line = vec![Cell::new(shorten(&label(r), 48))];
+                if ranks {
+                    line.push(Cell::new(rank(r)).set_alignment(CellAlignment::Right));
+                }
                 if pattern.is_none() {
                     line.push(Cell::new(r.launches).set_alignment(CellAlignment::Right));
                 }

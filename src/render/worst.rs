@@ -10,7 +10,7 @@ pub(super) fn of<'a>(results: &'a Results, pattern: Option<&str>) -> Vec<&'a Wor
 }
 
 fn who(w: &WorstLine) -> String {
-    w.variant.clone().unwrap_or_else(|| w.kernel.clone())
+    w.variant.clone().unwrap_or_else(|| crate::results::ranked(&w.kernel, w.rank))
 }
 
 fn numbers(w: &WorstLine) -> String {
@@ -34,7 +34,7 @@ pub(super) fn terminal(lines: &[&WorstLine]) -> String {
     let mut out = String::new();
     let mut seen = Vec::new();
     for w in lines {
-        let key = (w.variant.clone(), w.kernel.clone());
+        let key = (w.variant.clone(), w.kernel.clone(), w.rank);
         if seen.contains(&key) {
             continue;
         }

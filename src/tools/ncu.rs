@@ -28,6 +28,8 @@ pub struct ProfileRequest {
     pub launch_count: Option<u64>,
     /// The `.ncu-rep` to write.
     pub export: PathBuf,
+    /// A launcher ncu runs under (`srun -n 4`), one ncu per rank; empty for none.
+    pub launcher: Vec<OsString>,
     /// The program to profile.
     pub program: PathBuf,
     /// Its arguments.
@@ -62,7 +64,15 @@ pub struct Ncu {
 
 impl Ncu {
     fn cmd(&self) -> Cmd {
-        let mut c = Cmd::new(&self.path);
+        self.under(&[])
+    }
+
+    /// ncu under `launcher` (`srun -n 4 ncu …`), or ncu itself when it is empty.
+    fn under(&self, launcher: &[OsString]) -> Cmd {
+        let mut c = match launcher.split_first() {
+            Some((first, rest)) => Cmd::new(first).args(rest.iter().cloned()).arg(&self.path),
+            None => Cmd::new(&self.path),
+        };
         if let Some(h) = &self.home {
             c = c.env("HOME", h);
         }
@@ -108,7 +118,7 @@ impl Ncu {
     /// nothing profiled is [`ToolError::NoKernels`], a failing program is [`ToolError::Failed`].
     pub fn profile(&self, r: &ProfileRequest, on_line: &mut (dyn FnMut(&str) + Send)) -> Result<Profiled, ToolError> {
         let mut c = self
-            .cmd()
+            .under(&r.launcher)
             .args(["--metrics", &r.metrics, "--cache-control", &r.cache_control, "--clock-control", &r.clock_control])
             .args(["--export".as_ref(), r.export.as_os_str()])
             .arg("--force-overwrite");

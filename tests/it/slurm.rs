@@ -162,3 +162,29 @@ fn slurm_without_sbatch_is_exit_4_and_slurm_flags_need_slurm() {
     let both = coalprof().args(["run", "--pattern", "stride", "--slurm", "--gpus", "all"]).output().unwrap();
     assert_eq!(both.status.code(), Some(2), "--gpus and --slurm exclude each other");
 }
+
+/// `profile --per-rank -- srun -n 2 PROGRAM` through the real cluster: srun starts ncu (the
+/// fake that replays a real report, tests/it/profile.rs) once per task, each report is named by
+/// the task's `SLURM_PROCID`, and the rows of the two ranks come back, each with its rank.
+#[test]
+fn slurm_srun_per_rank_profile_gives_one_report_per_task_with_its_rank() {
+    let Some(_) = cluster("slurm_srun_per_rank_profile_gives_one_report_per_task_with_its_rank") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = crate::profile::fake_ncu(
+        dir.path(),
+        &crate::util::fixture("ncu-rep/microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep"),
+    );
+    let out = coalprof()
+        .env("COALPROF_NCU", &ncu)
+        .args(["profile", "--per-rank", "--format", "json", "--out"])
+        .arg(dir.path().join("runs"))
+        .args(["--", "srun", "-n", "2", "--time", "1", "/bin/true"])
+        .timeout(Duration::from_secs(120))
+        .ok_stdout();
+    let v = json(&out);
+    let ranks: Vec<u64> = v["rows"].as_array().unwrap().iter().map(|r| r["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, [0, 1], "{v:#}");
+    assert_eq!(v["provenance"]["settings"]["launcher"], "srun -n 2 --time 1");
+    let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    assert!(run.join("rank-0.ncu-rep").is_file() && run.join("rank-1.ncu-rep").is_file());
+}

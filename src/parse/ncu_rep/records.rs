@@ -163,6 +163,7 @@ pub(super) fn convert(
         device: None,
         cc: None,
         nvtx: r.nvtx.as_deref().and_then(|b| NvtxState::decode(b).ok()).as_ref().and_then(nvtx_label),
+        rank: None,
         launches: 1,
         metrics,
     };

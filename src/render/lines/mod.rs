@@ -35,10 +35,11 @@ pub(crate) fn render(report: &LineReport, format: Format, style: &Style) -> Resu
 pub(crate) fn kernels(report: &LineReport) -> Vec<(String, Vec<&LineRow>)> {
     let mut out: Vec<(String, Vec<&LineRow>)> = Vec::new();
     for r in &report.rows {
+        let kernel = crate::results::ranked(&r.kernel, r.rank);
         let title = match r.launch {
-            Some(id) => format!("{} (launch {id})", r.kernel),
-            None if r.launches > 1 => format!("{} ({} launches summed)", r.kernel, r.launches),
-            None => r.kernel.clone(),
+            Some(id) => format!("{kernel} (launch {id})"),
+            None if r.launches > 1 => format!("{kernel} ({} launches summed)", r.launches),
+            None => kernel,
         };
         match out.last_mut() {
             Some((t, rows)) if *t == title => rows.push(r),
