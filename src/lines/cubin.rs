@@ -5,7 +5,7 @@
 //! Every function's sequence starts at address 0; which function a sequence belongs to is only in
 //! `.rel.debug_line`, a relocation of the sequence's `DW_LNE_set_address` operand against the
 //! function's symbol. So the reader applies that relocation as a tag in the address's high bits
-//! (see [`Tags`]) and splits the rows by tag. (`.nv_debug_line_sass` is the same kind of program
+//! (see `Tags`) and splits the rows by tag. (`.nv_debug_line_sass` is the same kind of program
 //! but maps SASS to lines of the embedded PTX, which is not what a review wants.)
 //!
 //! An instruction takes the row at the greatest address at or before its offset in its

@@ -46,9 +46,9 @@ const STORE: u32 = 4;
 /// The counters of one instruction (or of several, summed).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counters {
-    /// Bit set of [`GLOBAL`] / [`SHARED`]; 0 when the report does not say.
+    /// Bit set of `GLOBAL` / `SHARED`; 0 when the report does not say.
     pub space: u32,
-    /// Bit set of [`LOAD`] / [`STORE`].
+    /// Bit set of `LOAD` / `STORE`.
     pub access: u32,
     /// Bytes per thread; `None` when unknown or when summed instructions differ.
     pub access_bytes: Option<u32>,

@@ -1,7 +1,7 @@
 //! ncu output → typed launch records. Nothing downstream sees a raw string from ncu.
 //!
 //! [`csv`] streams the CSV pages (raw, details, per-kernel summary) of every ncu version;
-//! [`diagnose`] explains an input that holds no results (a log, a text report, a binary file);
+//! `diagnose` explains an input that holds no results (a log, a text report, a binary file);
 //! [`units`] converts every value to its base unit; [`ncu_rep`] reads `.ncu-rep` reports
 //! natively, into the same records plus each launch's [`SourceCounters`].
 

@@ -1,7 +1,7 @@
 //! The built-in pattern catalogue: the one source of truth for every variant's parameters.
 //!
 //! A [`Variant`] carries everything that defines a launch: the kernel name, the launch shape and
-//! a typed [`Spec`] with the sizes, strides, offsets and layouts. The kernel executables receive
+//! a typed `Spec` with the sizes, strides, offsets and layouts. The kernel executables receive
 //! these values as arguments (see `kernels/README.md`), and the address model (`crate::model`)
 //! replays the same values, so the two cannot drift. Each spec's doc comment states the address
 //! arithmetic the `.cu` file implements; keep them side by side when editing either.

@@ -1,5 +1,5 @@
 //! Exporters: one file per output format behind one small trait. Every format renders the same
-//! [`Results`]; the terminal table, markdown and CSV share the column model in [`columns`].
+//! [`Results`]; the terminal table, markdown and CSV share the column model in `columns`.
 
 mod columns;
 mod csv;
@@ -69,7 +69,7 @@ pub fn render(results: &Results, format: Format, style: &Style) -> Result<String
 }
 
 /// Render `results` as it sits in a run folder: markdown links the folder's plots (the files
-/// [`plot_files`] names) under each pattern's table; other formats are as [`render`].
+/// `plot_files` names) under each pattern's table; other formats are as [`render`].
 pub fn render_with_plots(results: &Results, format: Format, style: &Style) -> Result<String> {
     match format {
         Format::Markdown => markdown::Markdown { plots: true }.render(results, style),

@@ -7,8 +7,8 @@
 //! [`read_launches`] collects them. Blocks are read header first, then payload items one at a
 //! time, so memory holds one item (and the modules later results refer to), never the file.
 //!
-//! The layout and field numbers are in `docs/ncu-rep-format.md`; [`framing`] reads the
-//! container, [`messages`] declares the protobuf fields read, [`records`] builds the records,
+//! The layout and field numbers are in `docs/ncu-rep-format.md`; `framing` reads the
+//! container, `messages` declares the protobuf fields read, `records` builds the records,
 //! [`units`] gives each metric the unit ncu prints for it (the file stores bare numbers).
 
 mod framing;
