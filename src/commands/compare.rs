@@ -20,7 +20,7 @@ pub(crate) fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
     }
     if sides.len() < 2 {
         return Err(Error::usage(
-            "compare needs two inputs, or one run measured on several GPUs (`run --gpus`, `--slurm`)",
+            "compare needs two inputs, or one run measured on several GPUs (`run --gpus`, `--slurm`) or ranks (`profile --per-rank`)",
         ));
     }
     if s.labels.len() > sides.len() {
@@ -43,7 +43,8 @@ pub(crate) fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// One column group per GPU of the input (one group when its rows name none or one).
+/// One column group per GPU and per rank of the input (one group when its rows name none or
+/// one): ranks of one `profile --per-rank` run side by side, matched by kernel.
 fn split(path: &Path, results: Results) -> Vec<(Input, Vec<Row>)> {
     let p = &results.provenance;
     let arch = p.compute_capability.as_ref().map(|_| p.arch());
@@ -53,24 +54,26 @@ fn split(path: &Path, results: Results) -> Vec<(Input, Vec<Row>)> {
         _ => p.backend.clone(),
     };
     let whole = Input { label, gpu: p.gpu.clone(), arch, path: path.display().to_string() };
-    let mut groups: Vec<(Option<crate::results::Placement>, Vec<Row>)> = Vec::new();
+    type Key = (Option<crate::results::Placement>, Option<u32>);
+    let mut groups: Vec<(Key, Vec<Row>)> = Vec::new();
     for r in results.rows {
         let place = r.placement.clone().filter(|p| p.label().is_some()).map(|mut p| {
             // The same GPU on two nodes or two GPUs of one model are one column group.
             (p.uuid, p.index, p.node) = (None, None, None);
             p
         });
-        match groups.iter_mut().find(|(k, _)| *k == place) {
+        let key = (place, r.rank);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, rows)) => rows.push(r),
-            None => groups.push((place, vec![r])),
+            None => groups.push((key, vec![r])),
         }
     }
     if groups.len() <= 1 {
         return vec![(whole, groups.into_iter().flat_map(|(_, r)| r).collect())];
     }
     (groups.into_iter())
-        .map(|(place, rows)| {
-            let input = match place {
+        .map(|((place, rank), rows)| {
+            let mut input = match place {
                 Some(pl) => Input {
                     label: pl.label().unwrap_or_default(),
                     gpu: pl.gpu.clone(),
@@ -79,6 +82,9 @@ fn split(path: &Path, results: Results) -> Vec<(Input, Vec<Row>)> {
                 },
                 None => whole.clone(),
             };
+            if let Some(n) = rank {
+                input.label = format!("{} rank {n}", input.label);
+            }
             (input, rows)
         })
         .collect()

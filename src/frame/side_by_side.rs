@@ -12,7 +12,7 @@ use polars::prelude::*;
 
 use super::polars_error;
 use crate::error::Result;
-use crate::results::{ranked, Metrics, Row};
+use crate::results::{Metrics, Row};
 
 const KEY: &str = "key";
 
@@ -38,8 +38,8 @@ pub(crate) fn match_key(r: &Row) -> String {
     let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
     match (&r.pattern, &r.variant, r.grid, r.block) {
         (Some(p), Some(v), ..) => format!("{p}/{v}"),
-        (_, _, Some(g), Some(b)) => format!("{} [grid {}, block {}]", ranked(&r.kernel, r.rank), dims(g), dims(b)),
-        _ => ranked(&r.kernel, r.rank),
+        (_, _, Some(g), Some(b)) => format!("{} [grid {}, block {}]", r.kernel, dims(g), dims(b)),
+        _ => r.kernel.clone(),
     }
 }
 

@@ -216,6 +216,13 @@ fn fake_mpirun_per_rank_profile_writes_a_report_per_rank_and_every_row_says_its_
     assert!(per(0) > 0 && per(0) == per(1) && per(0) * 2 == line_rows.len());
     let text = String::from_utf8(coalprof().arg("lines").args(&rank_files).ok_stdout()).unwrap();
     assert!(text.contains("[rank 0]") && text.contains("[rank 1]"), "{text}");
+    // `compare` of the run: a column group per rank, every kernel matched across them.
+    let c = json(&coalprof().args(["compare", "--format", "json"]).arg(&run).ok_stdout());
+    let labels: Vec<&str> = c["inputs"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert!(labels.len() == 2 && labels[0].ends_with("rank 0") && labels[1].ends_with("rank 1"), "{labels:?}");
+    let matched = c["rows"].as_array().unwrap();
+    assert_eq!(matched.len(), ranks(0), "{c:#}");
+    assert!(matched.iter().all(|r| r["values"].as_array().unwrap().iter().all(|v| !v.is_null())), "{c:#}");
 }
 
 /// A launcher whose ranks lack the rank variable leaves unnumbered reports: one `error:` line
