@@ -70,6 +70,62 @@ pub(crate) fn analyze(path: &Path, args: &[&str], timeout: Duration) -> Outcome 
 
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// One mutated input: its bytes, the extension it is written under, and what was done to it.
+pub(crate) struct Mutant {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) ext: &'static str,
+    pub(crate) what: String,
+}
+
+/// Run `cases` mutants (`make(case)`, deterministic) through `analyze --format json` on two
+/// threads. A panic, a hang or a crash fails the test; every other outcome goes to the tally
+/// `classify` names (given the outcome and its `error:` lines), or fails with its reason. A
+/// failing case is saved in `target/robust-failures/`. Returns the tally and the time taken.
+pub(crate) fn campaign(
+    cases: usize,
+    make: impl Fn(usize) -> Mutant + Sync,
+    classify: impl Fn(&Outcome, &[&str]) -> Result<usize, String> + Sync,
+) -> ([usize; 3], Duration) {
+    const THREADS: usize = 2;
+    let failures_dir = root().join("target/robust-failures");
+    let start = Instant::now();
+    let tally = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (make, classify, failures_dir) = (&make, &classify, &failures_dir);
+                scope.spawn(move || {
+                    let mut tally = [0usize; 3];
+                    let dir = tempfile::tempdir().unwrap();
+                    for case in (t..cases).step_by(THREADS) {
+                        let m = make(case);
+                        let file = format!("case-{case}.{}", m.ext);
+                        let path = dir.path().join(&file);
+                        std::fs::write(&path, &m.bytes).unwrap();
+                        let o = analyze(&path, &["--format", "json"], TIMEOUT);
+                        let fail = |why: &str| -> ! {
+                            std::fs::create_dir_all(failures_dir).ok();
+                            let saved = failures_dir.join(&file);
+                            std::fs::write(&saved, &m.bytes).ok();
+                            panic!("case {case} ({}): {why}; saved in {}: {}", m.what, saved.display(), o.describe())
+                        };
+                        if o.timed_out || o.code == Some(101) || o.code.is_none() || o.stderr.contains("panicked") {
+                            fail("a panic, a hang or a crash");
+                        }
+                        let errors: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+                        match classify(&o, &errors) {
+                            Ok(i) => tally[i] += 1,
+                            Err(why) => fail(&why),
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).fold([0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]])
+    });
+    (tally, start.elapsed())
+}
+
 /// The contract for a failure: the exit code, exactly one `error: ` line (holding `needle`),
 /// and no panic.
 pub(crate) fn assert_failure(o: &Outcome, codes: &[i32], needle: &str, what: &str) {
@@ -446,61 +502,28 @@ fn mutate(b: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
 #[test]
 fn five_hundred_mutated_real_reports_never_panic_or_hang() {
     const CASES: usize = 500;
-    const THREADS: usize = 2;
     let sources: Vec<Vec<u8>> = SOURCES.iter().map(|s| std::fs::read(fixture(s)).unwrap()).collect();
-    let failures_dir = root().join("target/robust-failures");
-    let start = Instant::now();
-    let tally = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..THREADS)
-            .map(|t| {
-                let sources = &sources;
-                let failures_dir = &failures_dir;
-                scope.spawn(move || {
-                    let mut tally = [0usize; 3]; // ok, exit 3, exit 5
-                    let dir = tempfile::tempdir().unwrap();
-                    for case in (t..CASES).step_by(THREADS) {
-                        let mut rng = Rng::new(0xC0A1_5EED ^ case as u64);
-                        let src = case % sources.len();
-                        let mut bytes = sources[src].clone();
-                        let edits: Vec<&str> = (0..1 + rng.below(4)).map(|_| mutate(&mut bytes, &mut rng)).collect();
-                        let path = dir.path().join(format!("case-{case}.csv"));
-                        std::fs::write(&path, &bytes).unwrap();
-                        let o = analyze(&path, &["--format", "json"], TIMEOUT);
-                        let what = format!("case {case} ({} ← {edits:?})", SOURCES[src]);
-                        let keep = |o: &Outcome| {
-                            std::fs::create_dir_all(failures_dir).ok();
-                            std::fs::write(failures_dir.join(format!("case-{case}.csv")), &bytes).ok();
-                            format!("{what}; input saved in target/robust-failures/case-{case}.csv; {}", o.describe())
-                        };
-                        if o.timed_out || o.code == Some(101) || o.code.is_none() || o.stderr.contains("panicked") {
-                            panic!("{}", keep(&o));
-                        }
-                        match o.code {
-                            Some(0) => {
-                                if serde_json::from_slice::<Value>(&o.stdout).is_err() || o.stderr.contains("error: ") {
-                                    panic!("success without JSON, or with an error line: {}", keep(&o));
-                                }
-                                tally[0] += 1;
-                            }
-                            Some(c @ (3 | 5)) => {
-                                let errors = o.stderr.lines().filter(|l| l.starts_with("error: ")).count();
-                                if errors != 1 {
-                                    panic!("{errors} error lines: {}", keep(&o));
-                                }
-                                tally[if c == 3 { 1 } else { 2 }] += 1;
-                            }
-                            _ => panic!("unexpected exit: {}", keep(&o)),
-                        }
-                    }
-                    tally
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).fold([0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]])
-    });
+    let make = |case: usize| {
+        let mut rng = Rng::new(0xC0A1_5EED ^ case as u64);
+        let src = case % sources.len();
+        let mut bytes = sources[src].clone();
+        let edits: Vec<&str> = (0..1 + rng.below(4)).map(|_| mutate(&mut bytes, &mut rng)).collect();
+        Mutant { bytes, ext: "csv", what: format!("{} ← {edits:?}", SOURCES[src]) }
+    };
+    // Tallies: parsed, refused (exit 3), without launches (exit 5).
+    let classify = |o: &Outcome, errors: &[&str]| match o.code {
+        Some(0) if serde_json::from_slice::<Value>(&o.stdout).is_err() || o.stderr.contains("error: ") => {
+            Err("success without JSON, or with an error line".to_string())
+        }
+        Some(0) => Ok(0),
+        Some(c @ (3 | 5)) if errors.len() == 1 => Ok(if c == 3 { 1 } else { 2 }),
+        Some(3 | 5) => Err(format!("{} error lines", errors.len())),
+        _ => Err("unexpected exit".to_string()),
+    };
+    let (tally, took) = campaign(CASES, make, classify);
     eprintln!(
         "{CASES} mutated reports in {:.1} s: {} parsed, {} refused (exit 3), {} without launches (exit 5)",
-        start.elapsed().as_secs_f64(),
+        took.as_secs_f64(),
         tally[0],
         tally[1],
         tally[2]

@@ -7,13 +7,12 @@
 //! bad reports are in tests/fixtures/bad (robust.rs reads their EXPECTED.md rows).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use coalprof::parse::ncu_rep;
 use serde_json::Value;
 
-use crate::robust::{analyze, assert_failure, Outcome, Rng, TIMEOUT};
-use crate::util::{fixture, root};
+use crate::robust::{analyze, assert_failure, campaign, Mutant, Outcome, Rng, TIMEOUT};
+use crate::util::fixture;
 
 const SMALL: &str = "ncu-rep/NVIDIA-nsight-training_manual_nvtx_2022.3.0.ncu-rep";
 
@@ -223,66 +222,32 @@ fn mutate(b: &mut Vec<u8>, fields: &[(usize, u32)], rng: &mut Rng) -> &'static s
 #[test]
 fn five_hundred_mutated_real_reports_never_panic_or_hang() {
     const CASES: usize = 500;
-    const THREADS: usize = 2;
     let sources: Vec<Vec<u8>> = SOURCES.iter().map(|s| std::fs::read(fixture(s)).unwrap()).collect();
     let fields: Vec<Vec<(usize, u32)>> =
         sources.iter().map(|b| if b.starts_with(b"NVR\0") { length_fields(b) } else { Vec::new() }).collect();
-    let failures_dir = root().join("target/robust-failures");
-    let start = Instant::now();
-    let tally = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..THREADS)
-            .map(|t| {
-                let (sources, fields, failures_dir) = (&sources, &fields, &failures_dir);
-                scope.spawn(move || {
-                    let mut tally = [0usize; 3]; // ok, exit 3, exit 4/5
-                    let dir = tempfile::tempdir().unwrap();
-                    for case in (t..CASES).step_by(THREADS) {
-                        let mut rng = Rng::new(0x5EED_0BAD ^ case as u64);
-                        let src = case % sources.len();
-                        let mut bytes = sources[src].clone();
-                        let edits: Vec<&str> =
-                            (0..1 + rng.below(3)).map(|_| mutate(&mut bytes, &fields[src], &mut rng)).collect();
-                        let ext = if SOURCES[src].ends_with('z') { "ncu-repz" } else { "ncu-rep" };
-                        let path = dir.path().join(format!("case-{case}.{ext}"));
-                        std::fs::write(&path, &bytes).unwrap();
-                        let o = analyze(&path, &["--format", "json"], TIMEOUT);
-                        let keep = |o: &Outcome| {
-                            std::fs::create_dir_all(failures_dir).ok();
-                            let saved = failures_dir.join(format!("case-{case}.{ext}"));
-                            std::fs::write(&saved, &bytes).ok();
-                            format!(
-                                "case {case} ({} ← {edits:?}), saved in {}: {}",
-                                SOURCES[src],
-                                saved.display(),
-                                o.describe()
-                            )
-                        };
-                        if o.timed_out || o.code == Some(101) || o.code.is_none() || o.stderr.contains("panicked") {
-                            panic!("{}", keep(&o));
-                        }
-                        let errors: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("error: ")).collect();
-                        match o.code {
-                            Some(0) if serde_json::from_slice::<Value>(&o.stdout).is_ok() && errors.is_empty() => {
-                                tally[0] += 1
-                            }
-                            // A malformed report: one line, naming the file and where.
-                            Some(3) if errors.len() == 1 && errors[0].contains("byte ") => tally[1] += 1,
-                            // A flipped version byte sends the file to ncu (absent: exit 4, or
-                            // ncu's own error); a cut at a block boundary may leave no launch.
-                            Some(3 | 4) if errors.len() == 1 && o.stderr.contains("format version") => tally[2] += 1,
-                            Some(5) if errors.len() == 1 => tally[2] += 1,
-                            _ => panic!("{}", keep(&o)),
-                        }
-                    }
-                    tally
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).fold([0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]])
-    });
+    let make = |case: usize| {
+        let mut rng = Rng::new(0x5EED_0BAD ^ case as u64);
+        let src = case % sources.len();
+        let mut bytes = sources[src].clone();
+        let edits: Vec<&str> = (0..1 + rng.below(3)).map(|_| mutate(&mut bytes, &fields[src], &mut rng)).collect();
+        let ext = if SOURCES[src].ends_with('z') { "ncu-repz" } else { "ncu-rep" };
+        Mutant { bytes, ext, what: format!("{} ← {edits:?}", SOURCES[src]) }
+    };
+    // Tallies: read, refused with an offset (exit 3), other (version, no launch).
+    let classify = |o: &Outcome, errors: &[&str]| match o.code {
+        Some(0) if serde_json::from_slice::<Value>(&o.stdout).is_ok() && errors.is_empty() => Ok(0),
+        // A malformed report: one line, naming the file and where.
+        Some(3) if errors.len() == 1 && errors[0].contains("byte ") => Ok(1),
+        // A flipped version byte sends the file to ncu (absent: exit 4, or ncu's own error); a
+        // cut at a block boundary may leave no launch.
+        Some(3 | 4) if errors.len() == 1 && o.stderr.contains("format version") => Ok(2),
+        Some(5) if errors.len() == 1 => Ok(2),
+        _ => Err("not success, nor one error line with an offset".to_string()),
+    };
+    let (tally, took) = campaign(CASES, make, classify);
     eprintln!(
         "{CASES} mutated reports in {:.1} s: {} read, {} refused with an offset (exit 3), {} other (version, no launch)",
-        start.elapsed().as_secs_f64(),
+        took.as_secs_f64(),
         tally[0],
         tally[1],
         tally[2]
