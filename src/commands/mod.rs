@@ -34,6 +34,16 @@ fn reader<'a>(common: &'a Common, grouping: Grouping, ncu: crate::import::FindNc
     }
 }
 
+/// Read every input into one result set (`analyze A B`, the ranks of `profile --per-rank`).
+fn read_merged(reader: &Reader<'_>, paths: &[PathBuf]) -> Result<Results> {
+    let (first, rest) = paths.split_first().ok_or_else(|| Error::Internal("no input to read".into()))?;
+    let mut all = reader.read(first)?;
+    for path in rest {
+        all.merge(reader.read(path)?);
+    }
+    Ok(all)
+}
+
 /// Read the inputs of `check` and `baseline update`: any kind `analyze` reads, or saved runs.
 fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
     let find_ncu = || common.ncu();

@@ -9,7 +9,6 @@ use crate::exit::Exit;
 use crate::frame::launches::Grouping;
 use crate::profile::profiled_metrics;
 use crate::render::render;
-use crate::results::Results;
 use crate::settings::{Common, PerRank, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;
@@ -55,15 +54,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     // does not know, or under `--reader ncu`). A rank's rows get its rank from the file name.
     let find_ncu = || Ok(ncu.clone());
     let reader = super::reader(common, s.grouping, &find_ncu);
-    let mut results: Option<Results> = None;
-    for report in &reports {
-        let r = reader.read(report)?;
-        match results.as_mut() {
-            None => results = Some(r),
-            Some(all) => all.merge(r),
-        }
-    }
-    let mut results = results.ok_or_else(|| Error::Internal("no report to read".into()))?;
+    let mut results = super::read_merged(&reader, &reports)?;
     results.provenance.backend = "ncu".into();
     let settings = &mut results.provenance.settings;
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
