@@ -230,7 +230,11 @@ pub(crate) fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
     match newest {
         Some((_, file)) => {
             let run = file.parent().unwrap_or(dir);
-            eprintln!("note: `{}` is a folder of runs: using the newest, `{}`", dir.display(), run.display());
+            crate::messages::note(format!(
+                "`{}` is a folder of runs: using the newest, `{}`",
+                dir.display(),
+                run.display()
+            ));
             Ok(file)
         }
         None => Err(Error::input(dir, "no results.json here, nor in a run folder inside it")

@@ -31,6 +31,7 @@ mod error;
 mod frame;
 mod import;
 mod logging;
+mod messages;
 mod profile;
 mod runtime;
 mod settings;
@@ -55,10 +56,7 @@ pub fn main() -> std::process::ExitCode {
     match run(&cli) {
         Ok(exit) => exit.into(),
         Err(e) => {
-            eprintln!("error: {e}");
-            if let Some(h) = e.hint() {
-                eprintln!("hint: {h}");
-            }
+            messages::error(&e);
             e.exit().into()
         }
     }

@@ -61,12 +61,17 @@ pub(crate) fn run(common: &Common, s: &RunSettings, slurm: &SlurmSettings) -> Re
         }
     }
     let ids: Vec<String> = tasks.iter().map(|t| t.job.to_string()).collect();
-    eprintln!("slurm: submitted {} tasks (jobs {}); run folder `{}`", tasks.len(), ids.join(", "), run.display());
+    crate::messages::progress(format!(
+        "slurm: submitted {} tasks (jobs {}); run folder `{}`",
+        tasks.len(),
+        ids.join(", "),
+        run.display()
+    ));
     let finals = wait(&tools, &tasks, slurm.poll)?;
     let (results, failures) = merge(&tasks, &finals, started.elapsed());
     dir.save_results(&results)?;
     for f in &failures {
-        eprintln!("error: {f}");
+        crate::messages::failure(f);
     }
     tracing::info!(run = %run.display(), "saved");
     Ok((results, if failures.is_empty() { Exit::Ok } else { Exit::Input }))
@@ -182,7 +187,7 @@ fn wait(tools: &Slurm, tasks: &[Task], poll: Duration) -> Result<BTreeMap<u64, J
         }
         let summary = progress(tasks, &states, &finals);
         if summary != said {
-            eprintln!("slurm: {summary}");
+            crate::messages::progress(format!("slurm: {summary}"));
             said = summary;
         }
         if finals.len() < tasks.len() && interrupted_during(poll) {
@@ -220,8 +225,8 @@ fn cancel(tools: &Slurm, ids: &[u64]) {
         return;
     }
     match tools.scancel(ids) {
-        Ok(()) => eprintln!("slurm: cancelled jobs {ids:?}"),
-        Err(e) => eprintln!("error: {e}"),
+        Ok(()) => crate::messages::progress(format!("slurm: cancelled jobs {ids:?}")),
+        Err(e) => crate::messages::failure(e),
     }
 }
 

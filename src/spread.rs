@@ -148,7 +148,10 @@ fn work(w: &Worker<'_>, sizing: Sizing, dir: &RunDir, shared: &Shared) -> Result
         match outcome {
             Ok(m) => {
                 failed_in_a_row = 0;
-                eprintln!("{gpu}: `{pattern}` measured in {:.1} s", started.elapsed().as_secs_f64());
+                crate::messages::progress(format!(
+                    "{gpu}: `{pattern}` measured in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                ));
                 let mut results = shared.results.lock().expect("results lock");
                 add(&mut results, pattern, m, &placement(&w.gpu));
                 dir.save_results(&results)?;
@@ -159,19 +162,23 @@ fn work(w: &Worker<'_>, sizing: Sizing, dir: &RunDir, shared: &Shared) -> Result
                 return Ok(());
             }
             Err(e) if gpu_unusable(&e) => {
-                eprintln!("error: {gpu} cannot profile (`{pattern}` and its later patterns go to the other GPUs): {e}");
+                crate::messages::failure(format!(
+                    "{gpu} cannot profile (`{pattern}` and its later patterns go to the other GPUs): {e}"
+                ));
                 shared.queue.lock().expect("queue lock").push_back(pattern);
                 shared.failed.lock().expect("failures lock").push(e);
                 return Ok(());
             }
             Err(e) => {
-                eprintln!("error: pattern `{pattern}` on {gpu}: {e}");
+                crate::messages::failure(format!("pattern `{pattern}` on {gpu}: {e}"));
                 shared.failed.lock().expect("failures lock").push(e);
                 // One failure may be the pattern's; two in a row is the GPU (or its ncu), which
                 // would otherwise fail every pattern left in the queue.
                 failed_in_a_row += 1;
                 if failed_in_a_row >= 2 {
-                    eprintln!("error: {gpu} failed two patterns in a row; the other GPUs take the rest");
+                    crate::messages::failure(format!(
+                        "{gpu} failed two patterns in a row; the other GPUs take the rest"
+                    ));
                     return Ok(());
                 }
             }

@@ -16,8 +16,8 @@ use crate::settings::{BaselineSettings, Common};
 pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
     let mut runs = super::load(common, &b.runs)?;
     // Lines are recorded when a rule gates them, keyed by kernel and file:line.
-    if super::check::wants_lines(b.only_gated.as_deref().unwrap_or(&common.catalogue.rules)) {
-        let reports = super::check::line_reports(&b.runs, &b.source_root)?;
+    if super::check::wants_lines(b.only_gated.as_deref().unwrap_or(&common.catalogue.rules), &common.catalogue) {
+        let reports = super::check::line_reports(&b.runs, &b.source_root, &common.catalogue)?;
         for (results, report) in runs.iter_mut().zip(&reports) {
             if let Some(r) = report {
                 results.rows.extend(crate::lines::gate::rows(r));
@@ -28,7 +28,7 @@ pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
         Some(rules) => update_for_rules(&runs, &b.path, rules)?,
         None => update(&runs, &b.path)?,
     }
-    eprintln!("updated `{}`", b.path.display());
+    crate::messages::progress(format!("updated `{}`", b.path.display()));
     Ok(Exit::Ok)
 }
 

@@ -141,7 +141,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
                 return Err(e);
             }
             Err(e) => {
-                eprintln!("error: pattern `{}`: {e}", b.pattern);
+                crate::messages::failure(format!("pattern `{}`: {e}", b.pattern));
                 failed.push(e);
             }
         }

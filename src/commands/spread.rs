@@ -72,7 +72,7 @@ pub(crate) fn measured(
     let workers = (gpus.iter())
         .map(|g| Ok(Worker { gpu: g.clone(), env: pin(g, &common.tmp)?, profiler: base, exes: &exes[&g.arch()] }))
         .collect::<Result<Vec<_>>>()?;
-    eprintln!("profiling {} patterns on {} GPUs at once", s.patterns.len(), workers.len());
+    crate::messages::progress(format!("profiling {} patterns on {} GPUs at once", s.patterns.len(), workers.len()));
     profile_all(workers, s.sizing, &dir, &shared)?;
 
     let mut results = shared.results.into_inner().expect("results lock");
@@ -84,7 +84,7 @@ pub(crate) fn measured(
             format!("no GPU could profile {}", names.join(", ")),
             "`coalprof doctor` says what each GPU lacks",
         );
-        eprintln!("error: {e}");
+        crate::messages::error(&e);
         failed.push(e);
     }
     let order = |p: &Option<String>| s.patterns.iter().position(|x| Some(x.name()) == p.as_deref());
