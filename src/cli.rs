@@ -280,6 +280,18 @@ pub(crate) struct CompareArgs {
     /// metrics; JSON and CSV carry every metric).
     #[arg(long, value_delimiter = ',', value_name = "M[,M…]")]
     pub metric: Vec<String>,
+    /// How your kernels' rows are matched: `name` (the function name, inline namespaces such as
+    /// `THRUST_…_NS` ignored, the same launch shape preferred: one program on two GPUs or at two
+    /// sizes) or `shape` (name and exact grid and block).
+    #[arg(long = "match", value_enum, default_value_t = MatchArg::Name)]
+    pub match_by: MatchArg,
+}
+
+/// `compare --match`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum MatchArg {
+    Name,
+    Shape,
 }
 
 #[derive(Debug, Subcommand)]

@@ -93,19 +93,6 @@ pub struct DerivedMetric {
     pub tolerance: Option<f64>,
 }
 
-/// One per-line metric: what it means; its value comes from per-instruction counters.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct LineMetric {
-    /// Its unit.
-    pub unit: String,
-    /// What it means.
-    pub description: String,
-    /// The metric holding this one's ideal value, when there is one.
-    #[serde(default)]
-    pub ideal: Option<String>,
-}
-
 /// How a displayed value is rounded (`format` of a `[[column]]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -162,9 +149,14 @@ pub struct Catalogue {
     /// In file order: later formulas may use earlier results.
     #[serde(default, deserialize_with = "ordered")]
     pub derived: Vec<(String, DerivedMetric)>,
-    /// Per-source-line metrics (`[line.*]`), computed by `crate::lines::gate`.
-    #[serde(default)]
-    pub line: BTreeMap<String, LineMetric>,
+    /// Per-line counters (`[line_counter.*]`): what `crate::lines` sums per source line and
+    /// access kind, the inputs of the per-line formulas.
+    #[serde(default, rename = "line_counter")]
+    pub line_counters: BTreeMap<String, Fact>,
+    /// Per-line metrics (`[line.*]`), in file order: formulas over the per-line counters,
+    /// evaluated by the same derivation as the kernel metrics.
+    #[serde(default, deserialize_with = "ordered")]
+    pub line: Vec<(String, DerivedMetric)>,
     /// What the human formats show, in order (`[[column]]`).
     #[serde(default, rename = "column")]
     pub columns: Vec<Column>,
@@ -256,18 +248,30 @@ impl Catalogue {
         self.derived.iter().find(|(k, _)| k == key).map(|(_, d)| d)
     }
 
-    /// Unit of any key: raw metric, launch fact, derived or per-line metric.
+    /// The per-line metric `key` (`[line.*]`), if defined.
+    pub fn line_metric(&self, key: &str) -> Option<&DerivedMetric> {
+        self.line.iter().find(|(k, _)| k == key).map(|(_, d)| d)
+    }
+
+    /// Every per-line key: the counters, then the derived ones in file order.
+    pub fn line_keys(&self) -> impl Iterator<Item = &str> {
+        self.line_counters.keys().map(String::as_str).chain(self.line.iter().map(|(k, _)| k.as_str()))
+    }
+
+    /// Unit of any key: raw metric, launch fact, derived metric, per-line counter or metric.
     pub fn unit(&self, key: &str) -> Option<&str> {
         (self.raw.get(key).map(|r| r.unit.as_str()))
             .or_else(|| self.facts.get(key).map(|f| f.unit.as_str()))
             .or_else(|| self.derived(key).map(|d| d.unit.as_str()))
-            .or_else(|| self.line.get(key).map(|l| l.unit.as_str()))
+            .or_else(|| self.line_counters.get(key).map(|l| l.unit.as_str()))
+            .or_else(|| self.line_metric(key).map(|l| l.unit.as_str()))
     }
 
-    /// Which way each metric is better, from the catalogue's `direction` keys.
+    /// Which way each metric is better, from the catalogue's `direction` keys (counters: lower).
     pub fn directions(&self) -> Directions {
-        let derived = self.derived.iter().map(|(k, d)| (k.clone(), d.direction));
-        self.raw.keys().map(|k| (k.clone(), Direction::Lower)).chain(derived).collect()
+        let derived = self.derived.iter().chain(&self.line).map(|(k, d)| (k.clone(), d.direction));
+        let counters = self.raw.keys().chain(self.line_counters.keys()).map(|k| (k.clone(), Direction::Lower));
+        counters.chain(derived).collect()
     }
 
     /// Whether `key` is defined anywhere in the catalogue.
@@ -276,14 +280,17 @@ impl Catalogue {
     }
 
     fn validate(&self) -> Result<()> {
-        for (key, l) in &self.line {
-            if !key.starts_with("line_") || self.raw.contains_key(key) || self.derived(key).is_some() {
+        for key in self.line_keys() {
+            let twice = self.line_counters.contains_key(key) && self.line_metric(key).is_some();
+            if !key.starts_with("line_") || self.raw.contains_key(key) || self.derived(key).is_some() || twice {
                 return Err(Error::usage(format!(
-                    "{}: per-line metric `{key}` must start with `line_` and not be a kernel metric",
+                    "{}: per-line metric `{key}` must start with `line_`, be defined once and not be a kernel metric",
                     self.origin.display()
                 )));
             }
-            if let Some(ideal) = l.ideal.as_ref().filter(|i| !self.line.contains_key(*i)) {
+        }
+        for (key, l) in &self.line {
+            if let Some(ideal) = l.ideal.as_ref().filter(|i| self.line_metric(i).is_none()) {
                 return Err(Error::usage(format!(
                     "{}: per-line metric `{key}` names an unknown ideal `{ideal}`",
                     self.origin.display()

@@ -42,6 +42,9 @@ pub struct Row {
     /// `.ncu-rep` inputs): `kernels/gemm.cu:42`, repository-relative where it resolves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
+    /// For a line row: the access kind of its instructions (`global store`), part of its key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
     /// ncu's result ID for a single launch; null for a row that aggregates launches.
     pub id: Option<u64>,
     /// How many launches this row aggregates (counters summed, ratios of the sums).
@@ -123,6 +126,7 @@ impl Row {
             variant: None,
             kernel: kernel.into(),
             line: None,
+            op: None,
             id: None,
             launches: 1,
             rank: None,
@@ -139,16 +143,17 @@ impl Row {
     }
 
     /// `pattern/variant` for built-in rows, else the kernel name (with ` [rank N]` for a row of
-    /// one rank's report): what gate rules match. A line row adds its `file:line`, so the baseline keys lines by file, line and kernel (a line
+    /// one rank's report): what gate rules match. A line row adds its `file:line` and op, so the baseline keys lines by file, line, op and kernel (a line
     /// that moves is `new` + `missing`, not a silent pass).
     pub fn key(&self) -> String {
         let base = match (&self.pattern, &self.variant) {
             (Some(p), Some(v)) => format!("{p}/{v}"),
             _ => ranked(&self.kernel, self.rank),
         };
-        match &self.line {
-            Some(l) => format!("{base} @ {l}"),
-            None => base,
+        match (&self.line, &self.op) {
+            (Some(l), Some(op)) => format!("{base} @ {l} ({op})"),
+            (Some(l), None) => format!("{base} @ {l}"),
+            (None, _) => base,
         }
     }
 

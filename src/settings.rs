@@ -260,6 +260,8 @@ pub(crate) struct CompareSettings {
     pub labels: Vec<String>,
     /// Metric keys the human formats show (empty: the headline metrics).
     pub metrics: Vec<String>,
+    /// How user kernels' rows are matched.
+    pub match_by: crate::frame::side_by_side::MatchBy,
 }
 
 pub struct BaselineSettings {
@@ -380,7 +382,11 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
     if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
         return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
     }
-    Ok(CompareSettings { inputs: a.inputs.clone(), labels: a.label.clone(), metrics: a.metric.clone() })
+    let match_by = match a.match_by {
+        crate::cli::MatchArg::Name => crate::frame::side_by_side::MatchBy::Name,
+        crate::cli::MatchArg::Shape => crate::frame::side_by_side::MatchBy::Shape,
+    };
+    Ok(CompareSettings { inputs: a.inputs.clone(), labels: a.label.clone(), metrics: a.metric.clone(), match_by })
 }
 
 fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {

@@ -22,9 +22,12 @@ use crate::settings::{CheckCommand, Common};
 /// rule gates lines), write the SARIF if asked, then [`run`] on stdout and stderr.
 pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     let mut inputs = super::load(common, &c.inputs)?;
-    let lines = wants_lines(&c.check.rules);
-    let reports =
-        if lines || c.check.sarif.is_some() { line_reports(&c.inputs, &c.check.source_root)? } else { Vec::new() };
+    let lines = wants_lines(&c.check.rules, &common.catalogue);
+    let reports = if lines || c.check.sarif.is_some() {
+        line_reports(&c.inputs, &c.check.source_root, &common.catalogue)?
+    } else {
+        Vec::new()
+    };
     if lines {
         for (results, report) in inputs.iter_mut().zip(&reports) {
             if let Some(r) = report {
@@ -40,12 +43,16 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
 }
 
 /// Whether a rule could check a per-line metric: only then are `.ncu-rep` inputs read per line.
-pub(crate) fn wants_lines(rules: &[crate::gate::Rule]) -> bool {
-    rules.iter().any(|r| crate::lines::gate::KEYS.iter().any(|k| r.matches_metric(k)))
+pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metrics::Catalogue) -> bool {
+    rules.iter().any(|r| catalogue.line_keys().any(|k| r.matches_metric(k)))
 }
 
 /// The line report of every `.ncu-rep` input (other inputs get none), all rows of every kernel.
-pub(crate) fn line_reports(inputs: &[PathBuf], source_root: &Path) -> Result<Vec<Option<LineReport>>, Error> {
+pub(crate) fn line_reports(
+    inputs: &[PathBuf],
+    source_root: &Path,
+    catalogue: &crate::metrics::Catalogue,
+) -> Result<Vec<Option<LineReport>>, Error> {
     (inputs.iter())
         .map(|p| {
             if crate::import::kind(p)? != crate::import::Kind::NcuRep {
@@ -54,7 +61,7 @@ pub(crate) fn line_reports(inputs: &[PathBuf], source_root: &Path) -> Result<Vec
             let launches = crate::lines::read(std::slice::from_ref(p))?;
             let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
             let opts = crate::lines::Options::default();
-            Ok(Some(crate::lines::build(launches, &opts, &mut sources, &mut |_| None)))
+            crate::lines::build(launches, &opts, catalogue, &mut sources, &mut |_| None).map(Some)
         })
         .collect()
 }
@@ -63,15 +70,15 @@ pub(crate) fn line_reports(inputs: &[PathBuf], source_root: &Path) -> Result<Vec
 /// (`error` for a failed rule, `warning` for a warned one or none, `note` where rules passed).
 fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -> Result<(), Error> {
     use crate::gate::Verdict;
-    let mut all =
-        LineReport { schema: crate::lines::aggregate::SCHEMA, rows: Vec::new(), notices: Vec::new(), arch: None };
+    let mut all = LineReport::empty();
     for r in reports.iter().flatten() {
         all.rows.extend(r.rows.iter().cloned());
         all.arch = all.arch.take().or(r.arch.clone());
     }
     let level = |row: &crate::lines::LineRow| -> &'static str {
         let Some(label) = crate::lines::gate::line_label(row) else { return "warning" };
-        let key = format!("{} @ {label}", crate::results::ranked(&row.kernel, row.rank));
+        let op = row.op.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
+        let key = format!("{} @ {label}{op}", crate::results::ranked(&row.kernel, row.rank));
         let mine: Vec<Verdict> = verdicts.checks.iter().filter(|c| c.row == key).map(|c| c.verdict).collect();
         if mine.contains(&Verdict::Fail) {
             "error"

@@ -36,7 +36,7 @@ pub(crate) fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
     let mut inputs: Vec<Input> = sides.iter().map(|(i, _)| i.clone()).collect();
     distinct_labels(&mut inputs);
     let rows: Vec<&[Row]> = sides.iter().map(|(_, r)| r.as_slice()).collect();
-    let matched = side_by_side(&rows)?;
+    let matched = side_by_side(&rows, s.match_by)?;
     let shown = shown(&matched, &s.metrics, &common.style.columns);
     let comparison = Comparison { inputs, rows: matched, shown };
     super::print(&render(&comparison, common.format, &common.style)?)?;

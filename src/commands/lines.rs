@@ -21,8 +21,12 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     }
     let mut sources = Sources::new(s.source_root.clone());
     let mut disassembly = Disassembly::new(common);
-    let mut report = crate::lines::build(launches, &s.options, &mut sources, &mut |b| disassembly.sass(b));
+    let mut report =
+        crate::lines::build(launches, &s.options, &common.catalogue, &mut sources, &mut |b| disassembly.sass(b))?;
     report.notices.extend(disassembly.notice);
+    for n in &report.notices {
+        crate::messages::note(n);
+    }
     super::print(&crate::render::lines::render(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
         let log = crate::lines::sarif::sarif(&report, &|_| "warning");

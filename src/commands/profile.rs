@@ -71,8 +71,13 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         }
         settings.insert("ncu_warnings".into(), serde_json::json!(profiled.warnings));
     }
-    results.worst_lines =
-        crate::profile::worst_lines(&reports, &s.source_root, s.grouping == Grouping::PerLaunch, &|_| (None, None));
+    results.worst_lines = crate::profile::worst_lines(
+        &reports,
+        &s.source_root,
+        s.grouping == Grouping::PerLaunch,
+        &common.catalogue,
+        &|_| (None, None),
+    );
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved");
     super::print(&render(&results, common.format, &common.style)?)?;

@@ -11,6 +11,7 @@ pub(super) fn render(c: &Comparison) -> Result<String> {
     let err = |e: csv::Error| Error::encoding("CSV", e);
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = ["key", "pattern", "variant", "kernel", "metric"].map(String::from).to_vec();
+    header.extend(c.inputs.iter().map(|i| format!("{} shape", i.label)));
     header.extend(c.inputs.iter().map(|i| i.label.clone()));
     for i in c.inputs.iter().skip(1) {
         header.push(format!("{} delta", i.label));
@@ -28,6 +29,7 @@ pub(super) fn render(c: &Comparison) -> Result<String> {
                 r.kernel.clone(),
                 m.to_string(),
             ];
+            rec.extend(r.shapes.iter().map(|s| s.clone().unwrap_or_default()));
             rec.extend(r.values.iter().map(|v| num(v.as_ref().and_then(|v| v.get(m)))));
             for i in 1..c.inputs.len() {
                 rec.push(num(r.deltas[i].get(m)));

@@ -28,7 +28,7 @@ fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
 fn name(c: &Comparison, r: &Matched) -> String {
     let base = match (&r.pattern, &r.variant) {
         (Some(_), Some(v)) => v.clone(),
-        _ => r.key.clone(),
+        _ => r.name.clone(),
     };
     let having: Vec<&str> =
         (r.values.iter().zip(&c.inputs)).filter(|(v, _)| v.is_some()).map(|(_, i)| i.label.as_str()).collect();
@@ -64,16 +64,35 @@ fn delta(f: Fmt, d: f64) -> String {
     format!("{sign}{magnitude}")
 }
 
-fn header(c: &Comparison, first: &str, sep: &str) -> Vec<String> {
+/// Whether the group's rows show each input's launch shape: user kernels, matched by name,
+/// whose shapes may differ from input to input.
+fn with_shapes(rows: &[&Matched]) -> bool {
+    rows.iter().any(|r| r.pattern.is_none() && r.shapes.iter().any(Option::is_some))
+}
+
+fn header(c: &Comparison, first: &str, sep: &str, shapes: bool) -> Vec<String> {
     let mut h = vec![first.to_string()];
     for i in &c.inputs {
+        if shapes {
+            h.push(format!("{}{sep}grid / block", i.label));
+        }
         h.extend(c.shown.iter().map(|s| format!("{}{sep}{}", i.label, s.header)));
     }
     h
 }
 
-fn values(c: &Comparison, r: &Matched) -> Vec<String> {
-    (0..c.inputs.len()).flat_map(|i| c.shown.iter().map(move |s| cell(r, i, s))).collect()
+fn values(c: &Comparison, r: &Matched, shapes: bool) -> Vec<String> {
+    (0..c.inputs.len())
+        .flat_map(|i| {
+            let shape = shapes.then(|| compact(r.shapes[i].as_deref()));
+            shape.into_iter().chain(c.shown.iter().map(move |s| cell(r, i, s)))
+        })
+        .collect()
+}
+
+/// `grid 256x1x1, block 128x1x1` → `256x1x1 / 128x1x1`.
+fn compact(shape: Option<&str>) -> String {
+    shape.map_or("–".into(), |s| s.replace("grid ", "").replace(", block ", " / "))
 }
 
 fn title(c: &Comparison) -> String {
@@ -102,13 +121,14 @@ pub(super) fn markdown(c: &Comparison) -> String {
             Some(p) => out.push_str(&format!("## `{p}`\n\n")),
             None => out.push_str("## Kernels\n\n"),
         }
-        let h = header(c, if pattern.is_some() { "variant" } else { "kernel" }, "<br>");
+        let shapes = with_shapes(&rows);
+        let h = header(c, if pattern.is_some() { "variant" } else { "kernel" }, "<br>", shapes);
         out.push_str(&format!("| {} |\n", h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
         let align: Vec<&str> = (0..h.len()).map(|i| if i == 0 { ":--" } else { "--:" }).collect();
         out.push_str(&format!("|{}|\n", align.join("|")));
         for r in rows {
             let mut line = vec![format!("`{}`", esc(&name(c, r)))];
-            line.extend(values(c, r));
+            line.extend(values(c, r, shapes));
             out.push_str(&format!("| {} |\n", line.join(" | ")));
         }
         out.push('\n');
@@ -140,10 +160,11 @@ pub(super) fn table(c: &Comparison, style: &Style) -> String {
         } else {
             t.force_no_tty();
         }
-        t.set_header(header(c, if pattern.is_some() { "variant" } else { "kernel" }, "\n"));
+        let shapes = with_shapes(&rows);
+        t.set_header(header(c, if pattern.is_some() { "variant" } else { "kernel" }, "\n", shapes));
         for r in rows {
-            let mut line = vec![Cell::new(name(c, r))];
-            line.extend(values(c, r).into_iter().map(|v| Cell::new(v).set_alignment(CellAlignment::Right)));
+            let mut line = vec![Cell::new(crate::render::shorten(&name(c, r), 60))];
+            line.extend(values(c, r, shapes).into_iter().map(|v| Cell::new(v).set_alignment(CellAlignment::Right)));
             t.add_row(line);
         }
         out.push_str(&t.to_string());

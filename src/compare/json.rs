@@ -1,6 +1,7 @@
 //! The comparison's JSON contract: `{"schema", "inputs": [{"label", "gpu", "arch", "path"}],
-//! "rows": [{"key", "values": [{metric: number} or null, one per input]}]}`, the first input
-//! being the reference. A row missing from an input has `null` there. Bump [`SCHEMA`] on any
+//! "rows": [{"key", "kernel", "name", "shapes": [shape or null, one per input], "values":
+//! [{metric: number} or null, one per input]}]}`, the first input being the reference. `/2`:
+//! user kernels match by function name (`key` is the normalised name), with each input's shape. A row missing from an input has `null` there. Bump [`SCHEMA`] on any
 //! change that could break a reader.
 
 use serde::Serialize;
@@ -9,7 +10,7 @@ use super::Comparison;
 use crate::error::{Error, Result};
 use crate::results::Metrics;
 
-pub(crate) const SCHEMA: &str = "coalprof-compare/1";
+pub(crate) const SCHEMA: &str = "coalprof-compare/2";
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -29,6 +30,11 @@ struct InputDoc<'a> {
 #[derive(Serialize)]
 struct RowDoc<'a> {
     key: &'a str,
+    /// The full signature.
+    kernel: &'a str,
+    /// The bare function name.
+    name: &'a str,
+    shapes: Vec<Option<&'a str>>,
     values: Vec<Option<&'a Metrics>>,
 }
 
@@ -41,7 +47,13 @@ pub(super) fn render(c: &Comparison) -> Result<String> {
         rows: c
             .rows
             .iter()
-            .map(|r| RowDoc { key: &r.key, values: r.values.iter().map(Option::as_ref).collect() })
+            .map(|r| RowDoc {
+                key: &r.key,
+                kernel: &r.kernel,
+                name: &r.name,
+                shapes: r.shapes.iter().map(Option::as_deref).collect(),
+                values: r.values.iter().map(Option::as_ref).collect(),
+            })
             .collect(),
     };
     let mut s = serde_json::to_string_pretty(&doc).map_err(|e| Error::encoding("JSON", e))?;

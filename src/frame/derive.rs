@@ -30,19 +30,38 @@ struct Step {
 }
 
 impl Derivation {
+    /// The kernel metrics: `[derived.*]` over the raw metrics and launch facts.
     pub fn new(c: &Catalogue) -> Result<Derivation> {
         let raw: BTreeSet<String> = c.raw.keys().cloned().collect();
         let mut inputs = raw.clone();
         inputs.extend(c.facts.keys().cloned());
+        let fallbacks = c.raw.iter().filter(|(_, r)| r.kind == Kind::Ratio).map(|(k, _)| k.clone()).collect();
+        Derivation::compile(c, "derived metric", &c.derived, inputs, raw, fallbacks)
+    }
+
+    /// The per-line metrics: `[line.*]` over the per-line counters (`[line_counter.*]`), the
+    /// same grammar and the same evaluation as the kernel metrics.
+    pub fn lines(c: &Catalogue) -> Result<Derivation> {
+        let counters: BTreeSet<String> = c.line_counters.keys().cloned().collect();
+        Derivation::compile(c, "per-line metric", &c.line, counters.clone(), counters, BTreeSet::new())
+    }
+
+    fn compile(
+        c: &Catalogue,
+        what: &str,
+        defined: &[(String, crate::metrics::DerivedMetric)],
+        inputs: BTreeSet<String>,
+        raw: BTreeSet<String>,
+        fallbacks: BTreeSet<String>,
+    ) -> Result<Derivation> {
         let mut known = inputs.clone();
         let mut steps = Vec::new();
-        for (key, d) in &c.derived {
-            let formula = Formula::parse(&d.formula).map_err(|e| {
-                Error::usage(format!("{}: derived metric `{key}`: {e} in `{}`", c.origin.display(), d.formula))
-            })?;
+        for (key, d) in defined {
+            let formula = Formula::parse(&d.formula)
+                .map_err(|e| Error::usage(format!("{}: {what} `{key}`: {e} in `{}`", c.origin.display(), d.formula)))?;
             if let Some(v) = formula.vars().into_iter().find(|v| !known.contains(*v)) {
                 return Err(Error::usage(format!(
-                    "{}: derived metric `{key}` uses `{v}`, which is neither a raw metric, a launch fact, nor a derived metric defined above it",
+                    "{}: {what} `{key}` uses `{v}`, which is neither an input of its table nor a metric defined above it",
                     c.origin.display()
                 )));
             }
@@ -50,7 +69,6 @@ impl Derivation {
             let expr = finite_or_null(compile(&formula)).alias(key.as_str());
             steps.push(Step { key: key.clone(), formula, expr });
         }
-        let fallbacks = c.raw.iter().filter(|(_, r)| r.kind == Kind::Ratio).map(|(k, _)| k.clone()).collect();
         Ok(Derivation { steps, inputs, raw, fallbacks })
     }
 
@@ -71,12 +89,17 @@ impl Derivation {
     /// Derive rows that were made as rows (the model's predictions): through a frame and back.
     /// Returns the notices for the whole set: which raw metrics the input lacks.
     pub fn apply(&self, rows: &mut [Row]) -> Result<Vec<String>> {
+        self.fill(rows)?;
+        Ok(self.notices(rows))
+    }
+
+    /// Add every derived metric to rows made as rows, and nothing else (no notices).
+    pub fn fill(&self, rows: &mut [Row]) -> Result<()> {
         if rows.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let derived = self.derive(Frame::from_rows(rows, self.inputs())?)?;
-        derived.fill_metrics(rows, self.steps.iter().map(|s| s.key.as_str()))?;
-        Ok(self.notices(rows))
+        derived.fill_metrics(rows, self.steps.iter().map(|s| s.key.as_str()))
     }
 
     /// What the rows lack, once for the set, and per row how amplification was computed.

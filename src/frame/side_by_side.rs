@@ -1,5 +1,6 @@
 //! `compare`'s table: the rows of several inputs side by side, matched by key (pattern/variant,
-//! or kernel and launch shape), with each later input's deltas and ratios against the first.
+//! or the kernel's function name — preferring the same launch shape — or, asked, name and exact
+//! shape), with each later input's deltas and ratios against the first.
 //!
 //! Each input becomes a frame of `key` and its metric columns suffixed `::<input>`; the frames
 //! are full-joined on `key`, so a row present in one input only keeps its place with nulls in
@@ -12,9 +13,21 @@ use polars::prelude::*;
 
 use super::polars_error;
 use crate::error::Result;
+use crate::parse::names::{function_name, match_name};
 use crate::results::{Metrics, Row};
 
 const KEY: &str = "key";
+
+/// How rows of user kernels are matched across inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum MatchBy {
+    /// By function name (inline namespaces such as `THRUST_…_NS` normalised), preferring the
+    /// same launch shape: one program on two GPUs or at two sizes, kernel by kernel.
+    #[default]
+    Name,
+    /// By function name and exact launch shape (grid and block).
+    Shape,
+}
 
 /// One matched row: its identity and, per input, its metrics (`None` where the input lacks it).
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +35,12 @@ pub(crate) struct Matched {
     pub key: String,
     pub pattern: Option<String>,
     pub variant: Option<String>,
+    /// The full signature, as the first input that has the row names it.
     pub kernel: String,
+    /// The bare function name, for tables.
+    pub name: String,
+    /// Per input, its launch shape (`grid 256x1x1, block 128x1x1`) where known.
+    pub shapes: Vec<Option<String>>,
     /// One entry per input, in input order.
     pub values: Vec<Option<Metrics>>,
     /// Per input, `value − reference` for each metric both have (empty for the reference).
@@ -31,22 +49,29 @@ pub(crate) struct Matched {
     pub ratios: Vec<Metrics>,
 }
 
-/// The key rows are matched by: `pattern/variant` for built-in patterns, else the kernel and its
-/// launch shape (`kernel [grid 256x1x1, block 128x1x1]`), since one kernel launched with two
-/// shapes is two rows to compare.
-pub(crate) fn match_key(r: &Row) -> String {
+/// `grid 256x1x1, block 128x1x1`, where the row knows both.
+pub(crate) fn shape(r: &Row) -> Option<String> {
     let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
-    match (&r.pattern, &r.variant, r.grid, r.block) {
+    Some(format!("grid {}, block {}", dims(r.grid?), dims(r.block?)))
+}
+
+/// The key rows are matched by: `pattern/variant` for built-in patterns; else the kernel's
+/// [`match_name`], and with [`MatchBy::Shape`] its launch
+/// shape too (`kernel [grid 256x1x1, block 128x1x1]`).
+pub(crate) fn match_key(r: &Row, by: MatchBy) -> String {
+    // Not the rank: the ranks of one run are column groups, matched kernel by kernel.
+    let name = match_name(&r.kernel);
+    match (&r.pattern, &r.variant, by, shape(r)) {
         (Some(p), Some(v), ..) => format!("{p}/{v}"),
-        (_, _, Some(g), Some(b)) => format!("{} [grid {}, block {}]", r.kernel, dims(g), dims(b)),
-        _ => r.kernel.clone(),
+        (_, _, MatchBy::Shape, Some(s)) => format!("{name} [{s}]"),
+        _ => name,
     }
 }
 
 /// Match the rows of `inputs` (the first is the reference) and compute deltas and ratios.
 /// Rows come out in the reference's order, then rows new in later inputs in their order.
-pub(crate) fn side_by_side(inputs: &[&[Row]]) -> Result<Vec<Matched>> {
-    let keyed: Vec<Vec<(String, &Row)>> = inputs.iter().map(|rows| unique_keys(rows)).collect();
+pub(crate) fn side_by_side(inputs: &[&[Row]], by: MatchBy) -> Result<Vec<Matched>> {
+    let keyed = keys(inputs, by);
     let metrics: BTreeSet<&str> =
         inputs.iter().flat_map(|rows| rows.iter()).flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
     let mut joined: Option<LazyFrame> = None;
@@ -79,21 +104,52 @@ pub(crate) fn side_by_side(inputs: &[&[Row]]) -> Result<Vec<Matched>> {
     extract(&df, inputs.len(), &metrics, &keyed)
 }
 
-fn named(metric: &str, input: usize) -> String {
-    format!("{metric}::{input}")
+/// Each input's rows with the key they join on, one-to-one: a key that repeats in one input
+/// is numbered `#2`, `#3` …. Matching by name, a later input's row takes the key of the
+/// reference row with its name and its shape where there is one, else the next of its name
+/// in order, so one kernel launched at two sizes pairs up whatever the sizes.
+fn keys<'a>(inputs: &[&'a [Row]], by: MatchBy) -> Vec<Vec<(String, &'a Row)>> {
+    let numbered = |key: String, n: usize| if n == 1 { key } else { format!("{key}#{n}") };
+    let mut reference: Vec<(String, String, Option<String>)> = Vec::new(); // (base, key, shape)
+    let mut out = Vec::new();
+    for (i, rows) in inputs.iter().enumerate() {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut taken: BTreeSet<String> = BTreeSet::new();
+        let mut keyed = Vec::new();
+        for r in rows.iter() {
+            let base = match_key(r, by);
+            let same =
+                |(b, k, s): &&(String, String, Option<String>)| *b == base && !taken.contains(k) && *s == shape(r);
+            let any = |(b, k, _): &&(String, String, Option<String>)| *b == base && !taken.contains(k);
+            let key = match (i, by) {
+                (0, _) | (_, MatchBy::Shape) => None,
+                (_, MatchBy::Name) => {
+                    reference.iter().find(same).or_else(|| reference.iter().find(any)).map(|(_, k, _)| k.clone())
+                }
+            };
+            let key = key.unwrap_or_else(|| loop {
+                let n = seen.entry(base.clone()).or_default();
+                *n += 1;
+                let k = numbered(base.clone(), *n);
+                // By name, a row the reference lacks must not take a reference row's key.
+                let clash = by == MatchBy::Name && i > 0 && reference.iter().any(|(_, rk, _)| *rk == k);
+                if !taken.contains(&k) && !clash {
+                    break k;
+                }
+            });
+            taken.insert(key.clone());
+            if i == 0 {
+                reference.push((base, key.clone(), shape(r)));
+            }
+            keyed.push((key, r));
+        }
+        out.push(keyed);
+    }
+    out
 }
 
-/// Keys of one input's rows, a repeated key numbered `#2`, `#3` … so the join stays one-to-one.
-fn unique_keys(rows: &[Row]) -> Vec<(String, &Row)> {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    rows.iter()
-        .map(|r| {
-            let key = match_key(r);
-            let n = seen.entry(key.clone()).or_default();
-            *n += 1;
-            (if *n == 1 { key } else { format!("{key}#{n}") }, r)
-        })
-        .collect()
+fn named(metric: &str, input: usize) -> String {
+    format!("{metric}::{input}")
 }
 
 /// `key`, the input's row order (`::order::i`, null after the join where the input lacks the
@@ -146,14 +202,17 @@ fn extract(df: &DataFrame, n: usize, metrics: &BTreeSet<&str>, keyed: &[Vec<(Str
     for (j, key) in keys.into_iter().enumerate() {
         let key = key.unwrap_or_default();
         let first = (0..n).find_map(|i| orders[i][j].map(|o| (i, o as u64))).unwrap_or((n, 0));
-        let row = keyed[first.0.min(n - 1)].iter().find(|(k, _)| *k == key).map(|(_, r)| *r);
+        let row_of = |i: usize| keyed[i].iter().find(|(k, _)| *k == key).map(|(_, r)| *r);
+        let row = row_of(first.0.min(n - 1));
         out.push((
             first,
             Matched {
-                key,
                 pattern: row.and_then(|r| r.pattern.clone()),
                 variant: row.and_then(|r| r.variant.clone()),
                 kernel: row.map(|r| r.kernel.clone()).unwrap_or_default(),
+                name: row.map(|r| function_name(&r.kernel)).unwrap_or_default(),
+                shapes: (0..n).map(|i| row_of(i).and_then(shape)).collect(),
+                key,
                 values: (0..n).map(|i| values[i][j].take()).collect(),
                 deltas: (0..n).map(|i| std::mem::take(&mut deltas[i][j])).collect(),
                 ratios: (0..n).map(|i| std::mem::take(&mut ratios[i][j])).collect(),
@@ -181,7 +240,7 @@ mod tests {
     fn matches_by_key_keeps_rows_of_one_input_and_computes_deltas_and_ratios() {
         let a = vec![row("s1", 4.0), row("s2", 8.0), row("only_a", 1.0)];
         let b = vec![row("only_b", 2.0), row("s2", 16.0), row("s1", 4.0)];
-        let m = side_by_side(&[&a, &b]).unwrap();
+        let m = side_by_side(&[&a, &b], MatchBy::Name).unwrap();
         let keys: Vec<&str> = m.iter().map(|m| m.key.as_str()).collect();
         assert_eq!(keys, ["stride/s1", "stride/s2", "stride/only_a", "stride/only_b"]);
         let spr = "global_load_sectors_per_request";
@@ -197,7 +256,7 @@ mod tests {
     #[test]
     fn zero_reference_ratio_is_absent_unless_both_are_zero() {
         let (a, b) = (vec![row("a", 0.0), row("b", 0.0)], vec![row("a", 0.0), row("b", 3.0)]);
-        let m = side_by_side(&[&a, &b]).unwrap();
+        let m = side_by_side(&[&a, &b], MatchBy::Name).unwrap();
         let spr = "global_load_sectors_per_request";
         assert_eq!(m[0].ratios[1].get(spr), Some(&1.0));
         assert_eq!(m[1].ratios[1].get(spr), None);
@@ -205,17 +264,31 @@ mod tests {
     }
 
     #[test]
-    fn user_kernels_match_by_kernel_and_launch_shape_and_repeats_are_numbered() {
-        let k = |grid: u32| Row {
+    fn user_kernels_match_by_name_preferring_the_shape_and_repeats_are_numbered() {
+        let k = |name: &str, grid: u32| Row {
             grid: Some([grid, 1, 1]),
             block: Some([128, 1, 1]),
-            ..Row::new("gemm", Source::Measured)
+            ..Row::new(name, Source::Measured)
         };
-        assert_eq!(match_key(&k(256)), "gemm [grid 256x1x1, block 128x1x1]");
-        let (a, b) = (vec![k(1), k(1), k(2)], vec![k(2)]);
-        let m = side_by_side(&[&a, &b]).unwrap();
+        assert_eq!(match_key(&k("gemm", 256), MatchBy::Shape), "gemm [grid 256x1x1, block 128x1x1]");
+        assert_eq!(match_key(&k("void gemm(float *)", 256), MatchBy::Name), "gemm");
+        // Exact shapes: the second input's grid-2 row pairs with the reference's grid-2 row.
+        let (a, b) = (vec![k("gemm", 1), k("gemm", 1), k("gemm", 2)], vec![k("gemm", 2)]);
+        let m = side_by_side(&[&a, &b], MatchBy::Shape).unwrap();
         let keys: Vec<&str> = m.iter().map(|m| m.key.as_str()).collect();
         assert_eq!(keys[1], "gemm [grid 1x1x1, block 128x1x1]#2");
         assert!(m[2].values[1].is_some());
+        let m = side_by_side(&[&a, &b], MatchBy::Name).unwrap();
+        assert_eq!(m.len(), 3, "by name, the grid-2 row still finds its own shape: {m:?}");
+        assert!(m[2].values[1].is_some() && m[0].values[1].is_none());
+        // Two sizes of one program on two GPUs: every kernel matched, each side's shape kept.
+        let small = vec![k("void thrust::THRUST_200301_890_NS::fill<int>(int *)", 64), k("scan", 64)];
+        let large = vec![k("scan", 1024), k("void thrust::THRUST_200301_900_NS::fill<int>(int *)", 1024)];
+        let m = side_by_side(&[&small, &large], MatchBy::Name).unwrap();
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m.iter().all(|r| r.values.iter().all(Option::is_some)), "{m:?}");
+        assert_eq!(m[0].name, "thrust::fill");
+        assert_eq!(m[0].shapes[1].as_deref(), Some("grid 1024x1x1, block 128x1x1"));
+        assert_eq!(side_by_side(&[&small, &large], MatchBy::Shape).unwrap().len(), 4);
     }
 }

@@ -1,7 +1,8 @@
-//! Launches → rows: launches of one kernel and launch shape summed per SASS offset (as
-//! `analyze` sums counters, so every ratio is a ratio of sums), then attributed to source lines
-//! through the cubin, ranked by excess sectors with each row's share of its kernel's excess, and
-//! diagnosed.
+//! Launches → rows: launches of one kernel and launch shape summed per SASS offset and access
+//! kind (as `analyze` sums counters, so every ratio is a ratio of sums), then attributed to
+//! source lines through the cubin — one row per line *and* access kind, so a line that loads
+//! and stores shows both — ranked by excess sectors with each row's share of its kernel's
+//! excess, derived through `metrics.toml`'s `[line.*]` formulas, and diagnosed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -9,21 +10,31 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::cubin::{Cubin, Location};
-use super::diagnose::{diagnose, sectors_per_request, Waste};
-use super::instructions::{per_instruction, Counters, Launch};
+use super::diagnose::{diagnose, Numbers, Waste};
+use super::instructions::{per_instruction, Counters, Launch, NoCounters, Op};
 use super::source::Sources;
+use crate::error::Result;
+use crate::frame::Derivation;
+use crate::metrics::Catalogue;
 use crate::parse::{LaunchRecord, SourceCounters};
+use crate::results::{thousands, Metrics, Row, Source};
 
-/// Version of the JSON layout of [`LineReport`].
-pub(crate) const SCHEMA: &str = "coalprof-lines/1";
+/// Version of the JSON layout of [`LineReport`]. `/2`: `requests` are warp-level executions
+/// (`inst_executed`) of global instructions, no longer L1 tag requests (now `tag_requests`);
+/// one row per line and access kind; `lines_per_request` and `active_lanes`.
+pub(crate) const SCHEMA: &str = "coalprof-lines/2";
+
+/// A launch's Σ requests may differ from its kernel-level request count by this much before
+/// the report says so.
+const REQUEST_TOLERANCE: f64 = 0.02;
 
 /// Rows per source line, or per SASS instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum By {
-    /// One row per source line.
+    /// One row per source line (and access kind).
     #[default]
     Line,
-    /// One row per SASS instruction.
+    /// One row per SASS instruction (and access kind).
     Instruction,
 }
 
@@ -43,7 +54,7 @@ pub struct Options {
 /// SASS text per function name and offset (nvdisasm's), when a disassembler is at hand.
 pub(crate) type Sass = BTreeMap<String, BTreeMap<u64, String>>;
 
-/// One row: a source line (or an instruction) of one kernel (or one launch).
+/// One row: a source line (or an instruction) of one kernel (or one launch) and one access kind.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct LineRow {
     /// The kernel, as ncu names it.
@@ -64,18 +75,25 @@ pub struct LineRow {
     pub pc_offset: Option<u64>,
     /// The instruction's SASS (instruction rows).
     pub sass: Option<String>,
-    /// What the row's memory instructions do (`global load`, `shared store`).
+    /// What the row's memory instructions do: `global load`, `global store`, `global atomic`,
+    /// `shared load`, `shared store` (`global`/`shared` where the report does not say).
     pub op: Option<String>,
+    /// The same, typed.
+    #[serde(skip)]
+    pub kind: Option<Op>,
     /// Bytes per thread of its accesses, when all agree.
     pub access_bytes: Option<u32>,
     /// Memory instructions the row sums (1 for an instruction row).
     pub instructions: u32,
-    /// Warp-level executions of its instructions.
+    /// Warp-level executions of the row's memory instructions.
     #[serde(serialize_with = "count")]
     pub executions: Option<f64>,
-    /// Global requests (L1 tag stage).
+    /// Global requests: warp-level executions of its global instructions (`inst_executed`).
     #[serde(serialize_with = "count")]
     pub requests: Option<f64>,
+    /// L1 tag requests: the 128-byte lines those requests looked up.
+    #[serde(serialize_with = "count")]
+    pub tag_requests: Option<f64>,
     /// L2 sectors its global accesses fetch.
     #[serde(serialize_with = "count")]
     pub sectors: Option<f64>,
@@ -87,10 +105,14 @@ pub struct LineRow {
     pub excess_sectors: Option<f64>,
     /// This row's share of its kernel's excess sectors (0–1).
     pub excess_share: Option<f64>,
-    /// Sectors per global request.
+    /// Sectors per request.
     pub sectors_per_request: Option<f64>,
     /// The ideal sectors per request for its addresses.
     pub ideal_sectors_per_request: Option<f64>,
+    /// 128-byte lines per request (tag requests / requests): 1 coalesced, 32 a column walk.
+    pub lines_per_request: Option<f64>,
+    /// Active lanes per warp-level execution.
+    pub active_lanes: Option<f64>,
     /// Shared-memory wavefronts.
     #[serde(serialize_with = "count")]
     pub shared_wavefronts: Option<f64>,
@@ -100,6 +122,8 @@ pub struct LineRow {
     /// Wavefronts beyond the ideal (bank conflicts).
     #[serde(serialize_with = "count")]
     pub shared_excess_wavefronts: Option<f64>,
+    /// Wavefronts per ideal wavefront: n for an n-way bank conflict.
+    pub shared_wavefronts_per_ideal: Option<f64>,
     /// The line's code, when the source was found.
     pub source: Option<String>,
     /// What the numbers mean, in plain words.
@@ -109,16 +133,13 @@ pub struct LineRow {
     /// What the diagnosis weighs (excess sectors or wavefronts).
     #[serde(skip)]
     pub waste: Option<Waste>,
-    /// The row's global loads (LDGSTS included) and global stores alone, for per-line metrics.
+    /// Every per-line counter and metric of the row by `metrics.toml` key (what the gate reads).
     #[serde(skip)]
-    pub global_loads: Counters,
-    /// The row's global stores alone.
-    #[serde(skip)]
-    pub global_stores: Counters,
+    pub metrics: Metrics,
 }
 
 /// Counters are whole numbers: print them as integers, absent as null.
-fn count<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+fn count<S: serde::Serializer>(v: &Option<f64>, s: S) -> std::result::Result<S::Ok, S::Error> {
     match v {
         Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => s.serialize_i64(*x as i64),
         Some(x) => s.serialize_f64(*x),
@@ -129,7 +150,7 @@ fn count<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error>
 /// The rows of every kernel, and what could not be attributed.
 #[derive(Debug, Clone, Serialize)]
 pub struct LineReport {
-    /// The JSON schema name (`coalprof-lines/1`).
+    /// The JSON schema name (`coalprof-lines/2`).
     pub schema: &'static str,
     /// Every row, worst first within each kernel.
     pub rows: Vec<LineRow>,
@@ -140,8 +161,15 @@ pub struct LineReport {
     pub arch: Option<String>,
 }
 
-/// What makes launches one group: process, kernel, grid, block (as `analyze`), and the launch
-/// id with `--per-launch`.
+impl LineReport {
+    /// A report of no rows.
+    pub(crate) fn empty() -> LineReport {
+        LineReport { schema: SCHEMA, rows: Vec::new(), notices: Vec::new(), arch: None }
+    }
+}
+
+/// What makes launches one group: process, rank, kernel, grid, block (as `analyze`), and the
+/// launch id with `--per-launch`.
 type GroupKey = (Option<String>, Option<u32>, String, Option<[u32; 3]>, Option<[u32; 3]>, Option<u64>);
 
 /// One kernel (or launch) being summed.
@@ -153,20 +181,35 @@ struct Group {
     mangled: Option<String>,
     cubin: Option<Arc<[u8]>>,
     counters: Launch,
+    /// The kernel-level load + store requests of its launches, where every launch has them.
+    kernel_requests: Option<f64>,
+}
+
+/// The kernel-level global load + store requests of a launch (`metrics.toml`'s raw
+/// `global_load_requests` and `global_store_requests`).
+fn kernel_requests(rec: &LaunchRecord, catalogue: &Catalogue) -> Option<f64> {
+    let value = |key: &str| {
+        let raw = catalogue.raw.get(key)?;
+        std::iter::once(&raw.ncu).chain(&raw.aliases).find_map(|n| rec.metric(n)?.number())
+    };
+    Some(value("global_load_requests")? + value("global_store_requests")?)
 }
 
 /// Build the report from the launches of every input. `disassemble` gives SASS text for a
-/// cubin (nvdisasm), or `None` when it cannot.
+/// cubin (nvdisasm), or `None` when it cannot. The per-line metrics are `catalogue`'s.
 pub fn build(
     launches: impl IntoIterator<Item = (LaunchRecord, SourceCounters)>,
     opts: &Options,
+    catalogue: &Catalogue,
     sources: &mut Sources,
     disassemble: &mut dyn FnMut(&[u8]) -> Option<Sass>,
-) -> LineReport {
+) -> Result<LineReport> {
+    let derivation = Derivation::lines(catalogue)?;
     let mut notices = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<GroupKey, usize> = HashMap::new();
     let mut without: BTreeMap<String, u64> = BTreeMap::new();
+    let mut unplaced: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut arch = None;
     for (rec, sc) in launches {
         if opts.kernel.as_ref().is_some_and(|re| !re.is_match(&rec.kernel)) {
@@ -174,22 +217,32 @@ pub fn build(
         }
         arch = arch.or(sc.sm_revision.map(|r| format!("sm_{r}")));
         sources.embed(&sc.sources);
-        let Some(counters) = per_instruction(&sc) else {
-            *without.entry(rec.kernel.clone()).or_default() += 1;
-            continue;
+        let counters = match per_instruction(&sc) {
+            Ok(c) => c,
+            Err(NoCounters::Absent) => {
+                *without.entry(rec.kernel.clone()).or_default() += 1;
+                continue;
+            }
+            Err(NoCounters::Unplaced(why)) => {
+                unplaced.entry(rec.kernel.clone()).or_insert((0, why)).0 += 1;
+                continue;
+            }
         };
+        let requests = kernel_requests(&rec, catalogue);
         let launch = opts.per_launch.then_some(rec.id).flatten();
         let key = (rec.process.clone(), rec.rank, rec.kernel.clone(), rec.grid, rec.block, launch);
         match index.get(&key) {
             Some(&i) if !opts.per_launch => {
                 let g = &mut groups[i];
                 g.launches += rec.launches;
+                g.kernel_requests = g.kernel_requests.zip(requests).map(|(a, b)| a + b);
                 for (off, c) in counters.instructions {
                     let e = g.counters.instructions.entry(off).or_default();
                     let n = e.instructions.max(1);
                     e.add(&c);
                     e.instructions = n;
                 }
+                g.counters.elsewhere = g.counters.elsewhere.max(counters.elsewhere);
                 g.counters.entry_executions = match (g.counters.entry_executions, counters.entry_executions) {
                     (Some(a), Some(b)) => Some(a + b),
                     (a, b) => a.or(b),
@@ -205,6 +258,7 @@ pub fn build(
                     mangled: sc.mangled.clone(),
                     cubin: sc.cubin.clone(),
                     counters,
+                    kernel_requests: requests,
                 });
             }
         }
@@ -215,10 +269,14 @@ pub fn build(
              or `--set full`)"
         ));
     }
+    for (k, (n, why)) in unplaced {
+        notices.push(format!("`{k}`: {n} launch(es) not attributed: {why}"));
+    }
+    notices.extend(request_notices(&groups));
 
     let mut cubins: HashMap<*const u8, (Option<Cubin>, Option<Sass>)> = HashMap::new();
-    let mut rows = Vec::new();
-    for g in &groups {
+    let mut rows: Vec<(usize, bool, LineRow)> = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
         let empty = (None, None);
         let (cubin, sass) = match &g.cubin {
             Some(bytes) => &*cubins.entry(bytes.as_ptr()).or_insert_with(|| match Cubin::parse(bytes) {
@@ -256,97 +314,76 @@ pub fn build(
                 Some(_) => notices.extend(c.notices.iter().map(|n| format!("`{}`: {n}", g.kernel))),
             }
         }
+        if g.counters.elsewhere > 0 {
+            notices.push(format!(
+                "`{}`: {} memory instruction(s) run in functions the kernel calls; ncu does not name those, so they \
+                 are not attributed",
+                g.kernel, g.counters.elsewhere
+            ));
+        }
         let locate = |off: u64| -> Option<Location> { cubin.as_ref()?.location(function?, off) };
         let sass_of = |off: u64| -> Option<String> { sass.as_ref()?.get(&function?.name)?.get(&off).cloned() };
-        let in_loop = |c: &Counters| match (c.executions, g.counters.entry_executions) {
-            (Some(e), Some(entry)) => e > entry * 1.01 * f64::from(c.instructions.max(1)),
-            _ => false,
-        };
         let total_excess: Option<f64> =
             g.counters.instructions.values().filter_map(|c| c.excess_sectors).reduce(|a, b| a + b);
 
-        let mut keyed: BTreeMap<(Option<Location>, Option<u64>), [Counters; 3]> = BTreeMap::new();
-        for (&off, c) in &g.counters.instructions {
+        let mut keyed: BTreeMap<(Option<Location>, Option<u64>, Op), Counters> = BTreeMap::new();
+        for (&(off, op), c) in &g.counters.instructions {
             if c.executions == Some(0.0) {
                 continue;
             }
             let loc = locate(off);
             let key = match (opts.by, loc) {
-                (By::Line, Some(l)) => (Some(l), None),
-                (_, loc) => (loc, Some(off)),
+                (By::Line, Some(l)) => (Some(l), None, op),
+                (_, loc) => (loc, Some(off), op),
             };
-            let parts = keyed.entry(key).or_default();
-            parts[0].add(c);
-            if c.is_global() && c.is_load() {
-                parts[1].add(c);
-            } else if c.is_global() && c.is_store() {
-                parts[2].add(c);
-            }
+            keyed.entry(key).or_default().add(c);
         }
-        let mut kernel_rows: Vec<LineRow> = keyed
-            .into_iter()
-            .map(|((loc, off), [c, global_loads, global_stores])| {
-                let (file, line) = loc.map(|l| (Some(l.file), Some(l.line))).unwrap_or_default();
-                let resolved = file.as_deref().and_then(|f| sources.resolve(f).relative.clone());
-                let source = match (&file, line) {
-                    (Some(f), Some(l)) => sources.line(f, l),
-                    _ => None,
-                };
-                let finding = diagnose(&c, in_loop(&c));
-                let spr = sectors_per_request(&c);
-                LineRow {
-                    kernel: g.kernel.clone(),
-                    rank: g.rank,
-                    launch: g.launch,
-                    launches: g.launches,
-                    file,
-                    line,
-                    path: resolved,
-                    pc_offset: off,
-                    sass: off.and_then(sass_of),
-                    op: c.op(),
-                    access_bytes: c.access_bytes,
-                    instructions: c.instructions,
-                    executions: c.executions,
-                    requests: c.requests,
-                    sectors: c.sectors,
-                    ideal_sectors: c.ideal_sectors,
-                    excess_sectors: c.excess_sectors,
-                    excess_share: match (c.excess_sectors, total_excess) {
-                        (Some(e), Some(t)) if t > 0.0 => Some(e / t),
-                        _ => None,
-                    },
-                    sectors_per_request: spr.map(|s| s.0),
-                    ideal_sectors_per_request: spr.and_then(|s| s.1),
-                    shared_wavefronts: c.shared_wavefronts,
-                    shared_ideal_wavefronts: c.shared_ideal_wavefronts,
-                    shared_excess_wavefronts: c.shared_excess_wavefronts(),
-                    source,
-                    rule: finding.as_ref().and_then(|f| f.waste).map(Waste::id),
-                    waste: finding.as_ref().and_then(|f| f.waste),
-                    diagnosis: finding.map(|f| f.text),
-                    global_loads,
-                    global_stores,
-                }
-            })
-            .collect();
-        kernel_rows.sort_by(|a, b| {
-            // Waste first; among equals, the heaviest traffic; then by place, for stable output.
-            let key = |r: &LineRow| {
-                let traffic = r.sectors.unwrap_or(0.0) + r.shared_wavefronts.unwrap_or(0.0);
-                (r.excess_sectors.unwrap_or(-1.0), r.shared_excess_wavefronts.unwrap_or(-1.0), traffic)
+        for ((loc, off, op), c) in keyed {
+            let (file, line) = loc.map(|l| (Some(l.file), Some(l.line))).unwrap_or_default();
+            let path = file.as_deref().and_then(|f| sources.resolve(f).relative.clone());
+            let source = match (&file, line) {
+                (Some(f), Some(l)) => sources.line(f, l),
+                _ => None,
             };
-            let (ka, kb) = (key(a), key(b));
-            kb.0.total_cmp(&ka.0)
-                .then(kb.1.total_cmp(&ka.1))
-                .then(kb.2.total_cmp(&ka.2))
-                .then((&a.file, a.line, a.pc_offset).cmp(&(&b.file, b.line, b.pc_offset)))
-        });
-        if let Some(n) = opts.top {
-            kernel_rows.truncate(n);
+            let in_loop = match (c.executions, g.counters.entry_executions) {
+                (Some(e), Some(entry)) => e > entry * 1.01 * f64::from(c.instructions.max(1)),
+                _ => false,
+            };
+            let metrics: Metrics = counter_values(&c, total_excess)
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v.filter(|v| v.is_finite())?)))
+                .collect();
+            let row = LineRow {
+                kernel: g.kernel.clone(),
+                rank: g.rank,
+                launch: g.launch,
+                launches: g.launches,
+                file,
+                line,
+                path,
+                pc_offset: off,
+                sass: off.and_then(sass_of),
+                op: Some(op.name().to_string()),
+                kind: Some(op),
+                access_bytes: c.access_bytes,
+                instructions: c.instructions,
+                executions: c.executions,
+                requests: c.requests,
+                tag_requests: c.tag_requests,
+                sectors: c.sectors,
+                ideal_sectors: c.ideal_sectors,
+                excess_sectors: c.excess_sectors,
+                shared_wavefronts: c.shared_wavefronts,
+                shared_ideal_wavefronts: c.shared_ideal_wavefronts,
+                shared_excess_wavefronts: c.shared_excess_wavefronts(),
+                source,
+                metrics,
+                ..LineRow::default()
+            };
+            rows.push((gi, in_loop, row));
         }
-        rows.extend(kernel_rows);
     }
+    let rows = finish(rows, &derivation, opts.top)?;
     let unresolved: Vec<String> = {
         let mut v: Vec<String> = rows.iter().filter(|r| r.source.is_none()).filter_map(|r| r.file.clone()).collect();
         v.sort();
@@ -359,9 +396,117 @@ pub fn build(
             unresolved.join(", ")
         ));
     }
-    LineReport { schema: SCHEMA, rows, notices, arch }
+    Ok(LineReport { schema: SCHEMA, rows, notices, arch })
 }
 
+/// The `[line_counter.*]` inputs of `metrics.toml` from a row's summed counters (a unit test
+/// keeps the two lists equal).
+fn counter_values(c: &Counters, kernel_excess: Option<f64>) -> [(&'static str, Option<f64>); 10] {
+    [
+        ("line_executions", c.executions),
+        ("line_requests", c.requests),
+        ("line_tag_requests", c.tag_requests),
+        ("line_threads", c.threads),
+        ("line_sectors", c.sectors),
+        ("line_ideal_sectors", c.ideal_sectors),
+        ("line_excess_sectors", c.excess_sectors),
+        ("line_kernel_excess_sectors", kernel_excess.filter(|_| c.excess_sectors.is_some())),
+        ("line_shared_wavefronts", c.shared_wavefronts),
+        ("line_shared_ideal_wavefronts", c.shared_ideal_wavefronts),
+    ]
+}
+
+/// Once per kernel: where its global load and store instructions executed more (or less)
+/// often than the kernel counted requests, beyond [`REQUEST_TOLERANCE`].
+fn request_notices(groups: &[Group]) -> Vec<String> {
+    let mut per_kernel: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for g in groups {
+        let Some(kernel) = g.kernel_requests else { continue };
+        let ours: f64 = (g.counters.instructions.iter())
+            .filter(|((_, op), _)| op.is_load_or_store())
+            .filter_map(|(_, c)| c.requests)
+            .sum();
+        let e = per_kernel.entry(&g.kernel).or_default();
+        e.0 += ours;
+        e.1 += kernel;
+    }
+    per_kernel
+        .into_iter()
+        .filter(|(_, (ours, kernel))| *kernel > 0.0 && (ours / kernel - 1.0).abs() > REQUEST_TOLERANCE)
+        .map(|(k, (ours, kernel))| {
+            format!(
+                "`{k}`: its global load and store instructions executed {} times, but the kernel counts {} requests                  ({:+.1}%): warps that run an instruction with every thread predicated off issue no request, so                  those lines' sectors/request read lower than the kernel's",
+                thousands(ours.round() as i128),
+                thousands(kernel.round() as i128),
+                100.0 * (ours / kernel - 1.0)
+            )
+        })
+        .collect()
+}
+
+/// Derive every row's per-line metrics in one frame, diagnose, and order each group's rows
+/// worst first (cut to `top`).
+fn finish(rows: Vec<(usize, bool, LineRow)>, derivation: &Derivation, top: Option<usize>) -> Result<Vec<LineRow>> {
+    let mut as_rows: Vec<Row> = rows
+        .iter()
+        .map(|(_, _, r)| Row { metrics: r.metrics.clone(), ..Row::new(r.kernel.clone(), Source::Measured) })
+        .collect();
+    derivation.fill(&mut as_rows)?;
+    let mut out: Vec<(usize, LineRow)> = rows
+        .into_iter()
+        .zip(as_rows)
+        .map(|((group, in_loop, mut r), derived)| {
+            r.metrics = derived.metrics;
+            let m = |k: &str| r.metrics.get(k).copied();
+            r.sectors_per_request = m("line_sectors_per_request");
+            r.ideal_sectors_per_request = m("line_ideal_sectors_per_request");
+            r.lines_per_request = m("line_lines_per_request");
+            r.active_lanes = m("line_active_lanes");
+            r.excess_share = m("line_excess_share");
+            r.shared_wavefronts_per_ideal = m("line_shared_wavefronts_per_ideal");
+            let numbers = Numbers {
+                op: r.kind,
+                access_bytes: r.access_bytes,
+                instructions: r.instructions,
+                in_loop,
+                sectors_per_request: r.sectors_per_request,
+                ideal_sectors_per_request: r.ideal_sectors_per_request,
+                lines_per_request: r.lines_per_request,
+                active_lanes: r.active_lanes,
+                wavefronts_per_ideal: r.shared_wavefronts_per_ideal,
+            };
+            if let Some(f) = diagnose(&numbers) {
+                r.waste = f.waste;
+                r.rule = f.waste.map(Waste::id);
+                r.diagnosis = Some(f.text);
+            }
+            (group, r)
+        })
+        .collect();
+    out.sort_by(|(ga, a), (gb, b)| {
+        // Per group: waste first; among equals, the heaviest traffic; then by place, for stable output.
+        let key = |r: &LineRow| {
+            let traffic = r.sectors.unwrap_or(0.0) + r.shared_wavefronts.unwrap_or(0.0);
+            (r.excess_sectors.unwrap_or(-1.0), r.shared_excess_wavefronts.unwrap_or(-1.0), traffic)
+        };
+        let (ka, kb) = (key(a), key(b));
+        ga.cmp(gb)
+            .then(kb.0.total_cmp(&ka.0))
+            .then(kb.1.total_cmp(&ka.1))
+            .then(kb.2.total_cmp(&ka.2))
+            .then((&a.file, a.line, a.pc_offset, a.kind).cmp(&(&b.file, b.line, b.pc_offset, b.kind)))
+    });
+    let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
+    Ok(out
+        .into_iter()
+        .filter(|(g, _)| {
+            let n = kept.entry(*g).or_default();
+            *n += 1;
+            top.is_none_or(|t| *n <= t)
+        })
+        .map(|(_, r)| r)
+        .collect())
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,13 +517,13 @@ mod tests {
         let rec =
             LaunchRecord { id: Some(id), grid: Some([1, 1, 1]), block: Some([32, 1, 1]), ..LaunchRecord::new(kernel) };
         let sc = SourceCounters {
-            function_pc: Some(pc),
+            function_pcs: vec![pc],
             instanced: vec![
                 m("memory_type", 4.0),
                 m("memory_access_type", 2.0),
                 m("memory_access_size_type", 32.0),
                 m("inst_executed", 1.0),
-                m("memory_l1_tag_requests_global", 1.0),
+                m("memory_l1_tag_requests_global", sectors / 4.0),
                 m("memory_l2_theoretical_sectors_global", sectors),
                 m("memory_l2_theoretical_sectors_global_ideal", 4.0),
             ],
@@ -390,7 +535,7 @@ mod tests {
 
     fn run(launches: Vec<(LaunchRecord, SourceCounters)>, opts: &Options) -> LineReport {
         let mut sources = Sources::new(std::env::temp_dir());
-        build(launches, opts, &mut sources, &mut |_| None)
+        build(launches, opts, &Catalogue::builtin(), &mut sources, &mut |_| None).unwrap()
     }
 
     #[test]
@@ -399,15 +544,63 @@ mod tests {
         assert_eq!(r.rows.len(), 1);
         let row = &r.rows[0];
         assert_eq!(
-            (row.launches, row.sectors, row.requests, row.excess_sectors),
-            (2, Some(36.0), Some(2.0), Some(28.0))
+            (row.launches, row.sectors, row.requests, row.tag_requests, row.excess_sectors),
+            (2, Some(36.0), Some(2.0), Some(9.0), Some(28.0))
         );
         assert_eq!((row.sectors_per_request, row.excess_share, row.launch), (Some(18.0), Some(1.0), None));
+        assert_eq!((row.ideal_sectors_per_request, row.lines_per_request), (Some(4.0), Some(4.5)));
+        assert_eq!(row.metrics.get("line_sectors_per_request"), Some(&18.0), "the gate reads the derived metrics");
         let per = run(
             vec![launch(0, "k", None, 32.0), launch(1, "k", None, 4.0)],
             &Options { per_launch: true, ..Options::default() },
         );
         assert_eq!(per.rows.iter().map(|r| r.launch).collect::<Vec<_>>(), [Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn every_counter_is_a_line_counter_of_metrics_toml() {
+        let c = Catalogue::builtin();
+        let mut ours: Vec<&str> = counter_values(&Counters::default(), None).iter().map(|(k, _)| *k).collect();
+        ours.sort();
+        assert_eq!(c.line_counters.keys().map(String::as_str).collect::<Vec<_>>(), ours);
+    }
+
+    #[test]
+    fn a_line_that_loads_and_stores_is_two_rows_each_with_its_own_numbers() {
+        // A naive transpose's `C[ix * n + iy] = A[iy * n + ix]`: the load coalesced, the store a
+        // column walk (issue 18's RTX 4090 figures: 4.0 and 32.0 sectors/request).
+        let pc = 0x1000u64;
+        let at = |off: u64, v: f64| (pc + off, v);
+        let rec = LaunchRecord {
+            id: Some(0),
+            grid: Some([1, 1, 1]),
+            block: Some([32, 1, 1]),
+            ..LaunchRecord::new("transpose")
+        };
+        let m = |n: &str, v: Vec<(u64, f64)>| (Arc::from(n), v);
+        let sc = SourceCounters {
+            function_pcs: vec![pc],
+            instanced: vec![
+                m("memory_type", vec![at(0x10, 4.0), at(0x20, 4.0)]),
+                m("memory_access_type", vec![at(0x10, 2.0), at(0x20, 4.0)]),
+                m("memory_access_size_type", vec![at(0x10, 32.0), at(0x20, 32.0)]),
+                m("inst_executed", vec![at(0, 450.0), at(0x10, 450.0), at(0x20, 450.0)]),
+                m("memory_l1_tag_requests_global", vec![at(0x10, 450.0), at(0x20, 14_400.0)]),
+                m("memory_l2_theoretical_sectors_global", vec![at(0x10, 1800.0), at(0x20, 14_400.0)]),
+                m("memory_l2_theoretical_sectors_global_ideal", vec![at(0x10, 1800.0), at(0x20, 1800.0)]),
+            ],
+            ..SourceCounters::default()
+        };
+        let r = run(vec![(rec, sc)], &Options { by: By::Line, ..Options::default() });
+        let by_op = |op: &str| r.rows.iter().find(|r| r.op.as_deref() == Some(op)).unwrap();
+        let (load, store) = (by_op("global load"), by_op("global store"));
+        assert_eq!((store.sectors_per_request, store.ideal_sectors_per_request), (Some(32.0), Some(4.0)));
+        assert_eq!((load.sectors_per_request, load.ideal_sectors_per_request), (Some(4.0), Some(4.0)));
+        assert_eq!((store.lines_per_request, store.executions), (Some(32.0), Some(450.0)));
+        assert_eq!(r.rows[0].op.as_deref(), Some("global store"), "the waste first");
+        let d = store.diagnosis.as_deref().unwrap();
+        assert!(d.contains("global stores") && !d.contains("loads") && !d.contains("misaligned"), "{d}");
+        assert!(load.diagnosis.is_none(), "{:?}", load.diagnosis);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! more than ideal means the 128 bytes straddle a boundary. Shared memory has 32 banks: 32
 //! wavefronts for an ideal 1 is a 32-way bank conflict.
 
-use super::instructions::Counters;
+use super::instructions::Op;
 
 /// The three kinds of waste a line can be flagged for (SARIF rules, gate rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,73 +80,112 @@ pub(super) struct Finding {
     pub text: String,
 }
 
+/// What a row's diagnosis reads: its access kind and the per-line metrics derived from its
+/// counters (`metrics.toml`'s `[line.*]`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Numbers {
+    pub op: Option<Op>,
+    pub access_bytes: Option<u32>,
+    pub instructions: u32,
+    /// The row's instructions ran more often than the kernel's first one (more than once per warp).
+    pub in_loop: bool,
+    pub sectors_per_request: Option<f64>,
+    pub ideal_sectors_per_request: Option<f64>,
+    pub lines_per_request: Option<f64>,
+    pub active_lanes: Option<f64>,
+    pub wavefronts_per_ideal: Option<f64>,
+}
+
 /// Within this fraction of a whole number, a ratio counts as that number.
 const SLACK: f64 = 0.05;
 
-/// Sectors per request of the row, and its ideal, where the report has them.
-pub(super) fn sectors_per_request(c: &Counters) -> Option<(f64, Option<f64>)> {
-    let r = c.requests.filter(|&r| r > 0.0)?;
-    Some((c.sectors? / r, c.ideal_sectors.map(|i| i / r)))
+/// The diagnosis of a row, or `None` where its numbers are ideal or missing.
+pub(super) fn diagnose(n: &Numbers) -> Option<Finding> {
+    match n.op? {
+        op if op.is_global() => global(n, op),
+        _ => shared(n),
+    }
 }
 
-/// The diagnosis of a row, or `None` where its numbers are ideal or missing. `in_loop`: the
-/// row's instructions ran more often than the kernel's first instruction (more than once per warp).
-pub(super) fn diagnose(c: &Counters, in_loop: bool) -> Option<Finding> {
-    let mut parts: Vec<String> = Vec::new();
-    let mut waste = None;
-    if let Some(f) = global(c, in_loop) {
-        waste = f.waste;
-        parts.push(f.text);
-    }
-    if let Some(f) = shared(c) {
-        waste = waste.or(f.waste);
-        parts.push(f.text);
-    }
-    (!parts.is_empty()).then(|| Finding { waste, text: parts.join("; ") })
+/// "4-byte global stores", "global loads".
+fn accesses(n: &Numbers, op: Op) -> String {
+    let width = n.access_bytes.map(|b| format!("{b}-byte ")).unwrap_or_default();
+    let plural = match op {
+        Op::GlobalStore => "global stores",
+        Op::GlobalAtomic => "global atomics",
+        Op::Global => "global accesses",
+        _ => "global loads",
+    };
+    format!("{width}{plural}")
 }
 
-fn global(c: &Counters, in_loop: bool) -> Option<Finding> {
-    if !c.is_global() {
-        return None;
-    }
-    let (spr, ideal) = sectors_per_request(c)?;
-    let bytes = c.access_bytes;
-    // Lanes of `b` bytes each: ideal = b sectors of 32 B per 32 lanes (4 for 4-byte accesses).
-    let ideal = ideal.filter(|&i| i > 0.0).or(bytes.map(|b| f64::from(b).max(1.0)))?;
-    let kind = if c.is_store() && !c.is_load() { Waste::UncoalescedStore } else { Waste::UncoalescedLoad };
-    let width = bytes.map(|b| format!("{b}-byte ")).unwrap_or_default();
-    let what = if kind == Waste::UncoalescedStore { "stores" } else { "loads" };
-    if spr > ideal * (1.0 + SLACK) {
-        let text = if spr >= 32.0 * (1.0 - SLACK) && bytes.is_none_or(|b| b <= 4) {
-            format!(
-                "{spr:.1} sectors/request on {width}{what} (ideal {ideal:.0}): every lane in its own sector, lanes \
-                 128 B or more apart — a column walk, a large stride or a transposed layout; make consecutive \
-                 threads touch consecutive addresses"
-            )
-        } else if spr <= ideal + 1.0 + SLACK {
-            format!(
-                "{spr:.1} sectors/request on {width}{what} (ideal {ideal:.0}): one sector more than ideal — a misaligned \
-                 base (an odd offset, a slice like x[1:]); align the base to 128 bytes"
-            )
-        } else {
-            format!(
-                "{spr:.1} sectors/request on {width}{what} (ideal {ideal:.0}): lanes about {:.0}× the access width apart, \
-                 {:.0}% of each fetched sector used — a stride or a gather; make consecutive threads touch \
-                 consecutive addresses",
+fn global(n: &Numbers, op: Op) -> Option<Finding> {
+    let spr = n.sectors_per_request?;
+    // 32 lanes of `b` bytes each fill `b` sectors of 32 bytes (4 for 4-byte accesses).
+    let width_ideal = n.access_bytes.map(|b| f64::from(b).max(1.0));
+    // ncu's ideal for these addresses, never 0: an ideal below half a sector per request is
+    // no ideal (a row whose requests moved nothing), so the width's stands in.
+    let ideal = n.ideal_sectors_per_request.filter(|&i| i >= 0.5).or(width_ideal)?;
+    let what = accesses(n, op);
+    let kind = if op == Op::GlobalStore { Waste::UncoalescedStore } else { Waste::UncoalescedLoad };
+    if spr > ideal * (1.0 + SLACK) && spr - ideal > 0.5 {
+        let head = format!("{spr:.1} sectors/request on {what} (ideal {ideal:.1})");
+        // One 128-byte line holds 4 sectors: the lines a perfectly coalesced request touches.
+        let ideal_lines = (ideal / 4.0 - SLACK).ceil().max(1.0);
+        let lines = n.lines_per_request;
+        let text = match lines {
+            _ if spr - ideal <= 1.0 + SLACK && lines.is_none_or(|l| l <= ideal_lines + 1.0 + SLACK) => format!(
+                "{head}: one sector more than ideal per request{} — a misaligned base (an odd offset, a slice like \
+                 x[1:]); align the base to 128 bytes",
+                lines.map(|l| format!(", {l:.1} lines/request")).unwrap_or_default()
+            ),
+            Some(l) if l >= 8.0 && spr / l <= 1.02 && (spr - spr.round()).abs() > 0.01 * spr => format!(
+                "{head}: scattered — {l:.1} different 128-byte lines per request, hardly two lanes in one: a random \
+                 gather (indices from a table or a hash); sort or bucket the indices, or gather whole rows (16 B or \
+                 more per lane)"
+            ),
+            Some(l) if l >= 32.0 * (1.0 - SLACK) => format!(
+                "{head}: every lane in its own 128-byte line ({l:.1} lines/request) — a column walk, a stride of \
+                 128 B or more, or a transposed layout; make consecutive threads touch consecutive addresses (walk \
+                 rows, or transpose through shared memory)"
+            ),
+            Some(l) if l > ideal_lines * (1.0 + SLACK) => format!(
+                "{head}: lanes in {l:.1} different 128-byte lines per request (ideal {ideal_lines:.0}) — a strided or \
+                 column walk, lanes about {:.0}× the access width apart, {:.0}% of each fetched sector used; make \
+                 consecutive threads touch consecutive addresses",
                 spr / ideal,
                 100.0 * ideal / spr
-            )
+            ),
+            _ => format!(
+                "{head}: {:.0}% of each fetched sector used — lanes about {:.0}× the access width apart (a stride or \
+                 a gather); make consecutive threads touch consecutive addresses",
+                100.0 * ideal / spr,
+                spr / ideal
+            ),
         };
         return Some(Finding { waste: Some(kind), text });
     }
+    let partial = n.active_lanes.filter(|&l| l < 32.0 * (1.0 - SLACK));
+    if let (Some(w), true) = (width_ideal, ideal < width_ideal.unwrap_or(0.0) * (1.0 - SLACK)) {
+        let text = match partial {
+            Some(lanes) => format!(
+                "{spr:.1} sectors/request on {what} (ideal {ideal:.1}, {w:.0} for a full warp): {lanes:.1} active lanes \
+                 per request — partial warps (a bounds check, a block size that is not a multiple of 32, or divergence)"
+            ),
+            None => format!(
+                "{spr:.1} sectors/request on {what} (ideal {ideal:.1}): lanes share addresses — a broadcast, not waste"
+            ),
+        };
+        return Some(Finding { waste: None, text });
+    }
     // Coalesced, but narrow and repeated: the lesson's "vectorise".
-    if bytes.is_some_and(|b| b < 16) && (in_loop || c.instructions >= 4) && !c.is_shared() {
-        let b = bytes.unwrap_or(4);
+    if n.access_bytes.is_some_and(|b| b < 16) && (n.in_loop || n.instructions >= 4) && op != Op::GlobalAtomic {
+        let b = n.access_bytes.unwrap_or(4);
         return Some(Finding {
             waste: None,
             text: format!(
-                "coalesced {b}-byte {what} repeated in a loop: vectorise to 16 bytes (float4, or reinterpret_cast with \
-                 a 16-byte aligned pointer and index) for {}× fewer instructions",
+                "coalesced {what} repeated in a loop: vectorise to 16 bytes (float4, or reinterpret_cast with a \
+                 16-byte aligned pointer and index) for {}× fewer instructions",
                 16 / b.max(1)
             ),
         });
@@ -154,20 +193,24 @@ fn global(c: &Counters, in_loop: bool) -> Option<Finding> {
     None
 }
 
-fn shared(c: &Counters) -> Option<Finding> {
-    let (w, i) = (c.shared_wavefronts?, c.shared_ideal_wavefronts.filter(|&i| i > 0.0)?);
-    let ways = w / i;
+fn shared(n: &Numbers) -> Option<Finding> {
+    let ways = n.wavefronts_per_ideal?;
     if ways <= 1.0 + SLACK {
         return None;
     }
+    let what = match n.op {
+        Some(Op::SharedStore) => "shared stores",
+        Some(Op::SharedAtomic) => "shared atomics",
+        _ => "shared loads",
+    };
     let text = if ways >= 32.0 * (1.0 - SLACK) {
         format!(
-            "{ways:.1} shared wavefronts per ideal one: a 32-way bank conflict (all lanes in one bank, different \
+            "{ways:.1} wavefronts per ideal one on {what}: a 32-way bank conflict (all lanes in one bank, different \
              words: a column of a [32][32] tile) — pad the inner dimension ([N][33])"
         )
     } else {
         format!(
-            "{ways:.1} shared wavefronts per ideal one: a {:.0}-way bank conflict — pad the inner dimension or \
+            "{ways:.1} wavefronts per ideal one on {what}: a {:.0}-way bank conflict — pad the inner dimension or \
              change the stride so lanes fall in different banks",
             ways.round()
         )
@@ -179,49 +222,70 @@ fn shared(c: &Counters) -> Option<Finding> {
 mod tests {
     use super::*;
 
-    fn global(access: u32, bytes: u32, req: f64, sectors: f64, ideal: f64) -> Counters {
-        Counters {
-            space: 4,
-            access,
+    fn global(op: Op, bytes: u32, spr: f64, ideal: f64, lines: f64) -> Numbers {
+        Numbers {
+            op: Some(op),
             access_bytes: Some(bytes),
-            requests: Some(req),
-            sectors: Some(sectors),
-            ideal_sectors: Some(ideal),
-            executions: Some(req),
             instructions: 1,
-            ..Counters::default()
+            sectors_per_request: Some(spr),
+            ideal_sectors_per_request: Some(ideal),
+            lines_per_request: Some(lines),
+            active_lanes: Some(32.0),
+            ..Numbers::default()
         }
     }
 
     #[test]
     fn the_lessons_cases() {
-        let column = diagnose(&global(2, 4, 100.0, 3200.0, 400.0), false).unwrap();
+        let column = diagnose(&global(Op::GlobalLoad, 4, 32.0, 4.0, 32.0)).unwrap();
         assert_eq!(column.waste, Some(Waste::UncoalescedLoad));
-        assert!(column.text.contains("128 B or more apart") && column.text.contains("column walk"), "{}", column.text);
-        let misaligned = diagnose(&global(2, 4, 100.0, 500.0, 400.0), false).unwrap();
+        assert!(column.text.contains("128 B or more") && column.text.contains("column walk"), "{}", column.text);
+        let misaligned = diagnose(&global(Op::GlobalLoad, 4, 5.0, 4.0, 2.0)).unwrap();
         assert!(misaligned.text.contains("misaligned"), "{}", misaligned.text);
-        let stride2 = diagnose(&global(4, 4, 100.0, 800.0, 400.0), false).unwrap();
+        let stride2 = diagnose(&global(Op::GlobalStore, 4, 8.0, 4.0, 2.0)).unwrap();
         assert_eq!(stride2.waste, Some(Waste::UncoalescedStore));
-        assert!(stride2.text.contains("50%"), "{}", stride2.text);
-        assert_eq!(diagnose(&global(2, 4, 100.0, 400.0, 400.0), false), None);
-        let vector = diagnose(&global(2, 4, 100.0, 400.0, 400.0), true).unwrap();
+        assert!(stride2.text.contains("50%") && stride2.text.contains("global stores"), "{}", stride2.text);
+        assert_eq!(diagnose(&global(Op::GlobalLoad, 4, 4.0, 4.0, 1.0)), None);
+        let vector = diagnose(&Numbers { in_loop: true, ..global(Op::GlobalLoad, 4, 4.0, 4.0, 1.0) }).unwrap();
         assert!(vector.waste.is_none() && vector.text.contains("vectorise"), "{}", vector.text);
-        assert_eq!(diagnose(&global(2, 16, 100.0, 1600.0, 1600.0), true), None);
-        let bank = Counters {
-            space: 16,
-            access: 2,
-            shared_wavefronts: Some(3200.0),
-            shared_ideal_wavefronts: Some(100.0),
-            ..Counters::default()
-        };
-        let b = diagnose(&bank, false).unwrap();
+        assert_eq!(diagnose(&Numbers { in_loop: true, ..global(Op::GlobalLoad, 16, 16.0, 16.0, 4.0) }), None);
+        let bank = Numbers { op: Some(Op::SharedLoad), wavefronts_per_ideal: Some(32.0), ..Numbers::default() };
+        let b = diagnose(&bank).unwrap();
         assert!(b.waste == Some(Waste::BankConflict) && b.text.contains("32-way") && b.text.contains("[N][33]"));
     }
 
+    /// The figures of issue 18: a naive conv2d's strided read and a naive transpose's column store.
     #[test]
-    fn missing_requests_give_no_diagnosis() {
-        let mut c = global(2, 4, 0.0, 13.0, 4.0);
-        c.requests = None;
-        assert_eq!(diagnose(&c, false), None);
+    fn a_4x_excess_is_a_strided_walk_never_a_misaligned_base_and_a_store_is_called_a_store() {
+        let conv = diagnose(&global(Op::GlobalLoad, 4, 18.1, 4.0, 16.5)).unwrap();
+        assert!(conv.text.contains("16.5 different 128-byte lines") && conv.text.contains("strided"), "{}", conv.text);
+        assert!(!conv.text.contains("misaligned") && conv.text.contains("(ideal 4.0)"), "{}", conv.text);
+        let transpose = diagnose(&global(Op::GlobalStore, 4, 32.0, 4.0, 32.0)).unwrap();
+        assert_eq!(transpose.waste, Some(Waste::UncoalescedStore));
+        assert!(transpose.text.contains("global stores") && !transpose.text.contains("loads"), "{}", transpose.text);
+    }
+
+    #[test]
+    fn gathers_broadcasts_and_partial_warps() {
+        let gather = diagnose(&global(Op::GlobalLoad, 4, 27.3, 4.0, 27.2)).unwrap();
+        assert!(gather.text.contains("random gather"), "{}", gather.text);
+        let broadcast = diagnose(&global(Op::GlobalLoad, 4, 1.0, 1.0, 1.0)).unwrap();
+        assert!(broadcast.waste.is_none() && broadcast.text.contains("broadcast"), "{}", broadcast.text);
+        let partial =
+            diagnose(&Numbers { active_lanes: Some(8.0), ..global(Op::GlobalLoad, 4, 1.0, 1.0, 1.0) }).unwrap();
+        assert!(
+            partial.text.contains("8.0 active lanes") && partial.text.contains("partial warps"),
+            "{}",
+            partial.text
+        );
+    }
+
+    #[test]
+    fn an_ideal_of_zero_is_no_ideal_and_missing_numbers_give_no_diagnosis() {
+        let zero = diagnose(&global(Op::GlobalLoad, 4, 32.0, 0.0, 32.0)).unwrap();
+        assert!(zero.text.contains("(ideal 4.0)"), "{}", zero.text);
+        let mut n = global(Op::GlobalLoad, 4, 32.0, 4.0, 32.0);
+        n.sectors_per_request = None;
+        assert_eq!(diagnose(&n), None);
     }
 }

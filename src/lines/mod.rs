@@ -14,6 +14,7 @@ pub mod sarif;
 pub mod source;
 
 pub use aggregate::{build, By, LineReport, LineRow, Options};
+pub use instructions::Op;
 
 use crate::error::{Error, Result};
 use crate::import::{kind, Kind};

@@ -1,8 +1,9 @@
 //! SARIF 2.1.0 for GitHub code scanning: one result per wasteful source line, on three rules
 //! (uncoalesced global load, uncoalesced global store, shared-memory bank conflict), with the
 //! numbers and the fix in the message, the repository-relative path and line, and a fingerprint
-//! that survives re-runs (rule, kernel, path and the line's code; not its number, so an edit
-//! above it does not turn it into a new alert).
+//! that survives re-runs (rule, kernel, op, path and the line's code; not its number, so an
+//! edit above it does not turn it into a new alert). An instruction row of a kernel built
+//! without `-lineinfo` is a result too, at a logical location (kernel + SASS offset).
 //!
 //! GitHub's accepted subset and limits are followed: `tool.driver.rules` with short, full and
 //! help texts; one location per result; at most [`MAX_RESULTS`] results, worst first.
@@ -40,8 +41,13 @@ pub fn sarif(report: &LineReport, level: Level) -> Value {
             })
         })
         .collect();
-    let mut findings: Vec<&LineRow> =
-        report.rows.iter().filter(|r| r.waste.is_some() && r.line.is_some() && r.file.is_some()).collect();
+    // Rows with a source line are physical locations; instruction rows of a kernel built
+    // without `-lineinfo` keep a logical one (the kernel and the SASS offset), never dropped.
+    let mut findings: Vec<&LineRow> = report
+        .rows
+        .iter()
+        .filter(|r| r.waste.is_some() && ((r.line.is_some() && r.file.is_some()) || r.pc_offset.is_some()))
+        .collect();
     findings.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
     let results: Vec<Value> = findings.into_iter().take(MAX_RESULTS).map(|r| result(r, level)).collect();
     let arch = report.arch.as_deref().unwrap_or("unknown");
@@ -69,10 +75,15 @@ fn weight(r: &LineRow) -> f64 {
 fn result(r: &LineRow, level: Level) -> Value {
     let waste = r.waste.expect("only findings are results");
     let index = Waste::ALL.iter().position(|w| *w == waste).unwrap_or(0);
-    let uri = r.path.clone().unwrap_or_else(|| file_uri(r.file.as_deref().unwrap_or_default()));
+    let uri = match (&r.path, &r.file, r.line) {
+        (Some(p), _, Some(_)) => Some(p.clone()),
+        (None, Some(f), Some(_)) => Some(file_uri(f)),
+        _ => None,
+    };
     let mut numbers = Vec::new();
     if let (Some(spr), Some(ideal)) = (r.sectors_per_request, r.ideal_sectors_per_request) {
-        numbers.push(format!("{spr:.1} sectors/request (ideal {ideal:.1})"));
+        let lines = r.lines_per_request.map(|l| format!(", {l:.1} lines/request")).unwrap_or_default();
+        numbers.push(format!("{spr:.1} sectors/request (ideal {ideal:.1}{lines})"));
     }
     if let Some(e) = r.excess_sectors.filter(|&e| e > 0.0) {
         let share = r.excess_share.map(|s| format!(" ({:.0}% of the kernel's excess)", s * 100.0)).unwrap_or_default();
@@ -83,8 +94,9 @@ fn result(r: &LineRow, level: Level) -> Value {
             numbers.push(format!("{} shared wavefronts for an ideal {}", thousands(w as i128), thousands(i as i128)));
         }
     }
+    let op = r.op.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
     let text = format!(
-        "{}: {}. {}. Fix: {}",
+        "{}{op}: {}. {}. Fix: {}",
         r.kernel,
         numbers.join("; "),
         r.diagnosis.as_deref().unwrap_or(waste.title()),
@@ -92,24 +104,37 @@ fn result(r: &LineRow, level: Level) -> Value {
     );
     let fingerprint = {
         let mut h = Sha256::new();
-        for part in [waste.id(), &r.kernel, &uri, r.source.as_deref().unwrap_or_default()] {
+        let place = uri.clone().unwrap_or_else(|| format!("+{:#x}", r.pc_offset.unwrap_or(0)));
+        let code = r.source.as_deref().or(r.sass.as_deref()).unwrap_or_default();
+        for part in [waste.id(), &r.kernel, r.op.as_deref().unwrap_or_default(), &place, code] {
             h.update(part.as_bytes());
             h.update([0]);
         }
         h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let logical = json!([{
+        "name": format!("+{:#x}", r.pc_offset.unwrap_or(0)),
+        "fullyQualifiedName": format!("{}+{:#x}", r.kernel, r.pc_offset.unwrap_or(0)),
+        "kind": "function"
+    }]);
+    let location = match &uri {
+        Some(uri) => json!({ "physicalLocation": {
+            "artifactLocation": { "uri": uri },
+            "region": { "startLine": r.line.unwrap_or(1) }
+        }}),
+        None => json!({ "logicalLocations": logical }),
     };
     json!({
         "ruleId": waste.id(),
         "ruleIndex": index,
         "level": level(r),
         "message": { "text": text },
-        "locations": [{ "physicalLocation": {
-            "artifactLocation": { "uri": uri },
-            "region": { "startLine": r.line.unwrap_or(1) }
-        }}],
-        "partialFingerprints": { "coalprofLine/v1": fingerprint },
+        "locations": [location],
+        "partialFingerprints": { "coalprofLine/v2": fingerprint },
         "properties": {
             "kernel": r.kernel,
+            "op": r.op,
+            "pc_offset": r.pc_offset,
             "excess_sectors": r.excess_sectors,
             "sectors_per_request": r.sectors_per_request,
             "shared_wavefronts": r.shared_wavefronts,
@@ -155,17 +180,20 @@ mod tests {
     }
 
     fn report(rows: Vec<LineRow>) -> LineReport {
-        LineReport { schema: super::super::aggregate::SCHEMA, rows, notices: Vec::new(), arch: Some("sm_90".into()) }
+        LineReport { rows, arch: Some("sm_90".into()), ..LineReport::empty() }
     }
 
     #[test]
-    fn only_rows_with_a_line_are_results_and_paths_outside_the_checkout_are_file_uris() {
-        let log = sarif(&report(vec![row(None, None), row(Some(7), None)]), &|_| "error");
+    fn rows_without_a_line_get_a_logical_location_and_paths_outside_the_checkout_are_file_uris() {
+        let offset = LineRow { pc_offset: Some(0x1a0), ..row(None, None) };
+        let log = sarif(&report(vec![row(None, None), offset, row(Some(7), None)]), &|_| "error");
         let results = log["runs"][0]["results"].as_array().unwrap();
-        assert_eq!(results.len(), 1);
-        let loc = &results[0]["locations"][0]["physicalLocation"];
+        assert_eq!(results.len(), 2, "a row with neither line nor offset has no place: {results:?}");
+        let logical = results.iter().find_map(|r| r["locations"][0].get("logicalLocations")).unwrap();
+        assert_eq!(logical[0]["fullyQualifiedName"], "k+0x1a0");
+        let loc = results.iter().find_map(|r| r["locations"][0].get("physicalLocation")).unwrap();
         assert_eq!(loc["artifactLocation"]["uri"], "file:///build/my%20kernels/k.cu");
-        assert_eq!((loc["region"]["startLine"].as_u64(), results[0]["level"].as_str()), (Some(7), Some("error")));
+        assert_eq!((loc["region"]["startLine"].as_u64(), results[1]["level"].as_str()), (Some(7), Some("error")));
     }
 
     #[test]

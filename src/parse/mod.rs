@@ -7,6 +7,7 @@
 
 pub mod csv;
 mod diagnose;
+pub mod names;
 pub mod ncu_rep;
 pub mod units;
 
@@ -119,8 +120,12 @@ impl LaunchRecord {
 /// Per-instruction counters and the kernel's module, as a report made with the SourceCounters section holds them.
 #[derive(Debug, Clone, Default)]
 pub struct SourceCounters {
-    /// `launch__function_pcs`: the kernel's first PC, so `pc - function_pc` is the SASS offset.
-    pub function_pc: Option<u64>,
+    /// `launch__function_pcs`: the start PCs of the launch's functions, the kernel's own first,
+    /// so `pc - function_pcs[0]` is the SASS offset into the kernel.
+    pub function_pcs: Vec<u64>,
+    /// Per-instruction metrics the report has whose correlation ids are not PCs of the
+    /// launch's functions (so they cannot be attributed); empty when all were placed.
+    pub unplaced: Vec<Arc<str>>,
     /// Instanced metrics by name (`memory_l2_theoretical_sectors_global`, `inst_executed`, …): (absolute PC, value).
     #[allow(clippy::type_complexity)] // the shape the per-line attribution (#13) is written against
     pub instanced: Vec<(Arc<str>, Vec<(u64, f64)>)>,

@@ -163,7 +163,7 @@ pub(crate) fn measure(
     }
     // Sources resolve against the checkout the kernels were built from.
     let root = exe.ancestors().find(|d| d.join("metrics.toml").is_file()).unwrap_or(exe);
-    let worst_lines = worst_lines(std::slice::from_ref(&report), root, true, &|id| {
+    let worst_lines = worst_lines(std::slice::from_ref(&report), root, true, catalogue, &|id| {
         (Some(pattern.name().to_string()), id.and_then(|i| variant_of.get(&i).cloned()))
     });
     Ok(Measured {
@@ -184,6 +184,7 @@ pub(crate) fn worst_lines(
     reports: &[PathBuf],
     root: &Path,
     per_launch: bool,
+    catalogue: &crate::metrics::Catalogue,
     label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
 ) -> Vec<crate::results::WorstLine> {
     let launches = match crate::lines::read(reports) {
@@ -195,7 +196,13 @@ pub(crate) fn worst_lines(
     };
     let mut sources = crate::lines::source::Sources::new(root.to_path_buf());
     let opts = crate::lines::Options { per_launch, top: Some(3), ..Default::default() };
-    let lines = crate::lines::build(launches, &opts, &mut sources, &mut |_| None);
+    let lines = match crate::lines::build(launches, &opts, catalogue, &mut sources, &mut |_| None) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!("no per-line attribution: {e}");
+            return Vec::new();
+        }
+    };
     for n in &lines.notices {
         tracing::info!("lines: {n}");
     }

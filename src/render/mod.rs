@@ -16,6 +16,7 @@ use crate::results::Results;
 
 pub(crate) use columns::{Column, Fmt};
 pub(crate) use plot::{plot_files, plots};
+pub(crate) use table::shorten;
 
 /// Output formats (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

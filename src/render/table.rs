@@ -92,7 +92,7 @@ fn severity(r: &Row, c: &Column) -> Option<Color> {
 }
 
 /// Long C++ names are cut in the middle; JSON and CSV keep them whole.
-pub(super) fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     if chars.len() <= max {
         return s.to_string();

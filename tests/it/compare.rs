@@ -36,7 +36,7 @@ fn compare_of_two_model_runs_shows_both_columns_and_the_deltas() {
     let out = compare(&[&a, &b], &["--format", "json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = json(&out.stdout);
-    assert_eq!(doc["schema"], "coalprof-compare/1");
+    assert_eq!(doc["schema"], "coalprof-compare/2");
     let labels: Vec<&str> = doc["inputs"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["model (l2-32)", "model (l2-64)"]);
     assert_eq!(doc["inputs"][0]["path"], a.display().to_string());
@@ -93,8 +93,7 @@ fn compare_keeps_rows_present_in_one_input_only_and_takes_labels() {
 #[test]
 fn compare_matches_reports_by_kernel_when_they_carry_no_launch_shape() {
     // Two ncu raw pages of one kernel at two sizes; the raw page of ncu 2022.3 has no grid or
-    // block here, so the rows match by kernel name (user kernels with a launch shape match by
-    // name and shape: frame/side_by_side.rs's tests).
+    // block here, so the rows match by kernel name.
     let small = fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv");
     let large = fixture("ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv");
     let out = compare(&[&small, &large], &["--format", "json"]);
@@ -106,7 +105,9 @@ fn compare_matches_reports_by_kernel_when_they_carry_no_launch_shape() {
     assert!(label.starts_with("NVIDIA GeForce GTX 1080 sm_61 (import_"), "the same GPU: told apart by file: {label}");
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0]["key"], "void vecAdd<float>(float*,float*,float*,int)");
+    assert_eq!(rows[0]["key"], "vecAdd<float>", "matched by the signature without its parameters");
+    assert_eq!(rows[0]["kernel"], "void vecAdd<float>(float*,float*,float*,int)", "JSON keeps the full signature");
+    assert_eq!(rows[0]["name"], "vecAdd");
     let bytes = |i: usize| rows[0]["values"][i]["dram_bytes_read"].as_f64().unwrap();
     assert_eq!((bytes(0), bytes(1)), (15808.0, 820928.0));
 }
@@ -124,4 +125,27 @@ fn compare_bad_input_exits_with_the_readme_codes() {
     assert_eq!(metric.status.code(), Some(2));
     let missing = compare(&[&a, &tmp.path().join("nope.json")], &[]);
     assert_eq!(missing.status.code(), Some(3), "{}", String::from_utf8_lossy(&missing.stderr));
+}
+
+/// One program profiled at two sizes (two real reports: 100 and 102,400 elements, so two
+/// grids): matched kernel by kernel by name, each side's grid and block shown; `--match shape`
+/// keeps them apart.
+#[test]
+fn two_reports_of_one_program_at_two_sizes_compare_kernel_by_kernel() {
+    let small = fixture("ncu-rep/microgpusim_vectoradd_100_32_gtx1080_2019.ncu-rep");
+    let large = fixture("ncu-rep/microgpusim_vectoradd_102400_32_gtx1080_2019.ncu-rep");
+    let out = compare(&[&small, &large], &["--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json(&out.stdout);
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one kernel, matched across the sizes: {rows:#?}");
+    let shapes: Vec<&str> = rows[0]["shapes"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert_eq!(shapes.len(), 2);
+    assert_ne!(shapes[0], shapes[1], "the grids differ: {shapes:?}");
+    assert!(rows[0]["values"].as_array().unwrap().iter().all(|v| v.is_object()), "{rows:#?}");
+    let table = String::from_utf8(compare(&[&small, &large], &[]).stdout).unwrap();
+    assert!(table.contains("grid / block") && table.contains("vecAdd") && !table.contains("only in"), "{table}");
+    assert!(!table.contains("float*"), "tables show the function name, not the signature: {table}");
+    let exact = json(&compare(&[&small, &large], &["--format", "json", "--match", "shape"]).stdout);
+    assert_eq!(exact["rows"].as_array().unwrap().len(), 2, "by exact shape they are two rows");
 }

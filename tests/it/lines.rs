@@ -39,65 +39,150 @@ fn num(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
-/// JSON field ← the instanced metrics it may come from (the oracle gives their values).
-fn fields() -> Vec<(&'static str, &'static [&'static str])> {
-    vec![
-        ("executions", names::EXECUTIONS),
-        ("requests", names::REQUESTS),
-        ("sectors", names::SECTORS),
-        ("ideal_sectors", names::IDEAL_SECTORS),
-        ("shared_wavefronts", names::SHARED_WAVEFRONTS),
-        ("shared_ideal_wavefronts", names::SHARED_IDEAL),
+/// The first of `names` the oracle's entry has.
+fn first(e: &serde_json::Map<String, Value>, names: &[&str]) -> Option<f64> {
+    names.iter().find_map(|n| e.get(*n).and_then(Value::as_f64))
+}
+
+/// One access kind of an instruction and the fields it should have.
+type Part = (String, BTreeMap<&'static str, Option<f64>>);
+
+/// What one instruction of the oracle should give, per the per-line contract (README,
+/// "`lines`"): a global part (requests = `inst_executed`, 0 where it moved no sector; tag
+/// requests; sectors) and a shared part (wavefronts), each with its access kind. Written from
+/// the contract, not from coalprof's code.
+fn expected_parts(e: &serde_json::Map<String, Value>, has_access: bool) -> Vec<Part> {
+    let space = e.get("memory_type").and_then(Value::as_u64).unwrap_or(0);
+    let access = e.get("memory_access_type").and_then(Value::as_u64).unwrap_or(0);
+    let (load, store) = (access & 2 != 0, access & 4 != 0);
+    let executed = first(e, names::EXECUTIONS);
+    let mut out = Vec::new();
+    if space & 4 != 0 {
+        let op = match (has_access, load, store) {
+            (false, ..) => "global",
+            (_, true, false) => "global load",
+            (_, true, true) if space & 16 != 0 => "global load",
+            (_, false, true) => "global store",
+            _ => "global atomic",
+        };
+        let sectors = first(e, names::SECTORS);
+        let requests = if sectors == Some(0.0) { Some(0.0) } else { executed };
+        let fields = BTreeMap::from([
+            ("executions", executed),
+            ("requests", requests),
+            ("tag_requests", first(e, names::TAG_REQUESTS)),
+            ("sectors", sectors),
+            ("ideal_sectors", first(e, names::IDEAL_SECTORS)),
+            ("shared_wavefronts", None),
+            ("shared_ideal_wavefronts", None),
+        ]);
+        out.push((op.to_string(), fields));
+    }
+    if space & 16 != 0 {
+        let op = match (has_access, load, store) {
+            (false, ..) => "shared",
+            (_, _, true) if space & 4 != 0 => "shared store",
+            (_, true, false) => "shared load",
+            (_, false, true) => "shared store",
+            _ => "shared atomic",
+        };
+        let fields = BTreeMap::from([
+            ("executions", executed),
+            ("requests", None),
+            ("tag_requests", None),
+            ("sectors", None),
+            ("ideal_sectors", None),
+            ("shared_wavefronts", first(e, names::SHARED_WAVEFRONTS)),
+            ("shared_ideal_wavefronts", first(e, names::SHARED_IDEAL)),
+        ]);
+        out.push((op.to_string(), fields));
+    }
+    out
+}
+
+/// Every name the oracle is asked for.
+fn oracle_names() -> Vec<&'static str> {
+    [
+        names::EXECUTIONS,
+        names::TAG_REQUESTS,
+        names::SECTORS,
+        names::IDEAL_SECTORS,
+        names::SHARED_WAVEFRONTS,
+        names::SHARED_IDEAL,
+        names::SPACE,
+        names::ACCESS,
     ]
+    .concat()
+}
+
+fn oracle(python: &Path, path: &Path) -> Value {
+    let out = Command::new(python)
+        .arg(root().join("tests/oracle/ncu_report_lines.py"))
+        .arg(path)
+        .args(oracle_names())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}: ncu_report: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Whether the oracle's launch reports access kinds at all.
+fn has_access(launch: &Value) -> bool {
+    launch["pcs"].as_object().unwrap().values().any(|e| e.get("memory_access_type").is_some())
+}
+
+/// The oracle's memory instructions of one launch by SASS offset (executed ones only).
+fn oracle_instructions(launch: &Value) -> BTreeMap<u64, &serde_json::Map<String, Value>> {
+    let fpc = launch["function_pc"].as_u64();
+    let mut want = BTreeMap::new();
+    for (pc, e) in launch["pcs"].as_object().unwrap() {
+        let e = e.as_object().unwrap();
+        let space = e.get("memory_type").and_then(Value::as_u64).unwrap_or(0);
+        let executed = e.get("inst_executed").and_then(Value::as_f64).unwrap_or(1.0) > 0.0;
+        if space & (4 | 16) != 0 && executed {
+            want.insert(pc.parse::<u64>().unwrap() - fpc.unwrap(), e);
+        }
+    }
+    want
 }
 
 #[test]
 fn every_instruction_equals_ncu_report() {
     let Some(python) = real_ncu_report("lines: every_instruction_equals_ncu_report") else { return };
-    let all_names: Vec<&str> = fields().iter().flat_map(|(_, n)| n.iter().copied()).chain(["memory_type"]).collect();
     let (mut compared, mut located, mut with_code) = (0usize, 0usize, 0usize);
     for stem in WITH_SOURCE_COUNTERS {
         let path = report(stem);
-        let out = Command::new(&python)
-            .arg(root().join("tests/oracle/ncu_report_lines.py"))
-            .arg(&path)
-            .args(&all_names)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{stem}: ncu_report: {}", String::from_utf8_lossy(&out.stderr));
-        let oracle: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let oracle = oracle(&python, &path);
         let ours = lines_json(&["--per-launch", "--by", "instruction"], &path);
         let mut by_launch: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
         for r in ours["rows"].as_array().unwrap() {
             by_launch.entry(r["launch"].as_u64().expect("--per-launch gives the launch id")).or_default().push(r);
         }
-        let launches = oracle["launches"].as_array().unwrap();
         // Launch ids are in file order, as ncu_report lists them; launches without memory
         // instructions have no rows, so match by id.
-        for (i, expected) in launches.iter().enumerate() {
-            let fpc = expected["function_pc"].as_u64();
+        for (i, expected) in oracle["launches"].as_array().unwrap().iter().enumerate() {
             let rows = by_launch.get(&(i as u64)).cloned().unwrap_or_default();
-            let mut want: BTreeMap<u64, &serde_json::Map<String, Value>> = BTreeMap::new();
-            for (pc, e) in expected["pcs"].as_object().unwrap() {
-                let e = e.as_object().unwrap();
-                let space = e.get("memory_type").and_then(Value::as_u64).unwrap_or(0);
-                let executed = e.get("inst_executed").and_then(Value::as_f64).unwrap_or(1.0) > 0.0;
-                if space & (4 | 16) != 0 && executed {
-                    want.insert(pc.parse::<u64>().unwrap() - fpc.unwrap(), e);
+            let mut want: BTreeMap<(u64, String), (&serde_json::Map<String, Value>, BTreeMap<&str, Option<f64>>)> =
+                BTreeMap::new();
+            for (off, e) in oracle_instructions(expected) {
+                for (op, fields) in expected_parts(e, has_access(expected)) {
+                    want.insert((off, op), (e, fields));
                 }
             }
-            let got: BTreeMap<u64, &Value> = rows.iter().map(|r| (r["pc_offset"].as_u64().unwrap(), *r)).collect();
+            let got: BTreeMap<(u64, String), &Value> = rows
+                .iter()
+                .map(|r| ((r["pc_offset"].as_u64().unwrap(), r["op"].as_str().unwrap().to_string()), *r))
+                .collect();
             assert_eq!(
                 got.keys().collect::<Vec<_>>(),
                 want.keys().collect::<Vec<_>>(),
-                "{stem} launch {i}: memory instructions (offsets)"
+                "{stem} launch {i}: memory instructions (offsets and access kinds)"
             );
-            for (off, e) in &want {
-                let r = got[off];
+            for ((off, op), (e, fields)) in &want {
+                let r = got[&(*off, op.clone())];
                 assert_eq!(r["kernel"].as_str(), expected["kernel"].as_str(), "{stem} launch {i}");
-                for (field, metric_names) in fields() {
-                    let oracle = metric_names.iter().find_map(|n| e.get(*n).and_then(Value::as_f64));
-                    assert_eq!(num(&r[field]), oracle, "{stem} launch {i} +{off:#x}: {field}");
+                for (field, oracle) in fields {
+                    assert_eq!(num(&r[*field]), *oracle, "{stem} launch {i} +{off:#x} {op}: {field}");
                 }
                 let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
                 assert_eq!(r["line"].as_u64(), line, "{stem} launch {i} +{off:#x}: line");
@@ -122,11 +207,87 @@ fn every_instruction_equals_ncu_report() {
     );
 }
 
+/// The summed fields the per-line test compares.
+const SUMMED: [&str; 4] = ["requests", "sectors", "tag_requests", "ideal_sectors"];
+
+/// The per-line contract on every fixture with source counters: a line's requests (per access
+/// kind) are Σ `inst_executed` of its global instructions of that kind in ncu_report, its
+/// sectors and tag requests their sums, and a launch's Σ load + store requests equals its
+/// kernel-level request count, or the report says, once for the kernel, that they differ.
+#[test]
+fn every_lines_requests_are_its_instructions_executions_and_sum_to_the_kernels() {
+    let Some(python) = real_ncu_report("lines: every_lines_requests_are_its_instructions_executions") else { return };
+    let (mut lines, mut equal_launches, mut noted) = (0usize, 0usize, 0usize);
+    // Launch, file, line (or SASS offset past 2^40 where there is none), access kind.
+    type Key = (u64, Option<String>, Option<u64>, String);
+    for stem in WITH_SOURCE_COUNTERS {
+        let path = report(stem);
+        let oracle = oracle(&python, &path);
+        let ours = lines_json(&["--per-launch"], &path);
+        let mut got: BTreeMap<Key, BTreeMap<&str, f64>> = BTreeMap::new();
+        for r in ours["rows"].as_array().unwrap() {
+            let key = (
+                r["launch"].as_u64().unwrap(),
+                r["file"].as_str().filter(|_| r["line"].is_u64()).map(str::to_string),
+                r["line"].as_u64().or(r["pc_offset"].as_u64().map(|o| o + (1 << 40))),
+                r["op"].as_str().unwrap().to_string(),
+            );
+            let e = got.entry(key).or_default();
+            for f in SUMMED {
+                if let Some(v) = r[f].as_f64() {
+                    *e.entry(f).or_default() += v;
+                }
+            }
+        }
+        let mut want: BTreeMap<Key, BTreeMap<&str, f64>> = BTreeMap::new();
+        let notices = ours["notices"].to_string();
+        let mut per_kernel: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for (i, launch) in oracle["launches"].as_array().unwrap().iter().enumerate() {
+            let mut launch_requests = 0.0;
+            for (off, e) in oracle_instructions(launch) {
+                let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
+                let file = line.and(e.get("file").and_then(Value::as_str).map(str::to_string));
+                for (op, fields) in expected_parts(e, has_access(launch)) {
+                    let w =
+                        want.entry((i as u64, file.clone(), line.or(Some(off + (1 << 40))), op.clone())).or_default();
+                    for f in SUMMED {
+                        if let Some(v) = fields[f] {
+                            *w.entry(f).or_default() += v;
+                        }
+                    }
+                    if op == "global load" || op == "global store" {
+                        launch_requests += fields["requests"].unwrap_or(0.0);
+                    }
+                }
+            }
+            if let Some(kernel) = launch["kernel_requests"].as_f64().filter(|&k| k > 0.0) {
+                let k = per_kernel.entry(launch["kernel"].as_str().unwrap().to_string()).or_default();
+                k.0 += launch_requests;
+                k.1 += kernel;
+                equal_launches += usize::from((launch_requests / kernel - 1.0).abs() <= 0.02);
+            }
+        }
+        assert_eq!(got, want, "{stem}: per line and access kind");
+        lines += want.len();
+        for (kernel, (ours, theirs)) in per_kernel {
+            let off = (ours / theirs - 1.0).abs() > 0.02;
+            let said = notices.contains(&format!("`{kernel}`: its global load and store instructions executed"));
+            assert_eq!(said, off, "{stem} `{kernel}`: Σ requests {ours} vs the kernel's {theirs}; notices {notices}");
+            noted += usize::from(said);
+        }
+    }
+    eprintln!(
+        "{lines} lines and access kinds equal ncu_report's; {equal_launches} launches' Σ requests within 2% of the \
+         kernel's; {noted} kernels noted"
+    );
+    assert!(lines > 200 && equal_launches > 10, "{lines} lines, {equal_launches} launches");
+}
+
 /// ncu's source page, per (kernel base name, file, line): the memory columns summed over
 /// every launch it lists.
 fn ncu_source_page(csv_path: &Path) -> BTreeMap<(String, String, u64), BTreeMap<&'static str, f64>> {
     let columns: &[(&str, &[&str])] = &[
-        ("requests", &["L1 Tag Requests Global"]),
+        ("tag_requests", &["L1 Tag Requests Global"]),
         ("sectors", &["L2 Theoretical Sectors Global", "L2 Sectors Global", "Memory L2 Transactions Global"]),
         ("ideal_sectors", &["L2 Theoretical Sectors Global Ideal", "L2 Sectors Global Ideal"]),
         ("excess_sectors", &["L2 Theoretical Sectors Global Excessive", "L2 Sectors Global Excessive"]),
@@ -186,7 +347,7 @@ fn every_line_equals_ncu_2022_3_source_page() {
             let e =
                 got.entry((base_name(r["kernel"].as_str().unwrap()).to_string(), file.to_string(), line)).or_default();
             for f in [
-                "requests",
+                "tag_requests",
                 "sectors",
                 "ideal_sectors",
                 "excess_sectors",
@@ -289,15 +450,27 @@ fn instruction_rows_carry_nvdisasm_sass_of_their_op() {
 
 #[test]
 fn numbers_a_report_lacks_are_null_not_zero() {
-    // A 2019 report: L2 transactions per instruction, but no L1 tag requests and no ideal.
+    // A 2019 report: L2 transactions and executions per instruction, but no L1 tag requests
+    // and no ideal. Requests are the executions; what needs the missing counters is null.
     let v = lines_json(&["--by", "instruction"], &report("microgpusim_vectoradd_100_32_gtx1080_2019"));
     let rows = v["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     for r in rows {
-        assert!(r["sectors"].is_u64(), "{r}");
-        for absent in ["requests", "ideal_sectors", "excess_sectors", "sectors_per_request", "excess_share"] {
+        assert!(r["sectors"].is_u64() && r["requests"].is_u64(), "{r}");
+        assert_eq!(r["requests"], r["executions"], "a request is one warp-level execution: {r}");
+        let spr = r["sectors"].as_f64().unwrap() / r["requests"].as_f64().unwrap();
+        assert_eq!(r["sectors_per_request"].as_f64(), Some(spr), "{r}");
+        for absent in [
+            "tag_requests",
+            "lines_per_request",
+            "ideal_sectors",
+            "ideal_sectors_per_request",
+            "excess_sectors",
+            "excess_share",
+        ] {
             assert!(r[absent].is_null(), "{absent} should be null: {r}");
         }
-        assert!(r["diagnosis"].is_null(), "no diagnosis without requests: {r}");
+        // 100 threads in 32-lane warps: at most the width's 4 sectors per request, no waste.
+        assert!(spr <= 4.0 && r["diagnosis"].is_null(), "{r}");
     }
 }

@@ -1,7 +1,7 @@
-//! The gate on source lines: a `[[gate]]` rule on `line_global_load_sectors_per_request` fails a
+//! The gate on source lines: a `[[gate]]` rule on `line_sectors_per_request` fails a
 //! report where a line exceeds it (the line's value taken from ncu 2022.3's own source page),
-//! passes one where it does not, names `file:line`, and a baseline keys lines by kernel, file
-//! and line, so a line that moves is `new` + `missing`.
+//! passes one where it does not, names `file:line` and the access kind, and a baseline keys
+//! lines by kernel, file, line and kind, so a line that moves is `new` + `missing`.
 
 use std::path::Path;
 
@@ -9,23 +9,34 @@ use crate::util::{coalprof, fixture, json, OkStdout};
 
 const STEM: &str = "NVIDIA-nsight-training_manual_nvtx_2022.3.0";
 
-/// Sectors per request of `line` on ncu's source page (L2 theoretical sectors / L1 tag requests).
+/// Sectors per request of the global loads of `line` on ncu's source page: its SASS rows whose
+/// address space is global and operation a load, L2 theoretical sectors over instructions
+/// executed (one request per warp-level execution).
 fn ncu_sectors_per_request(line: &str) -> f64 {
     let csv =
         std::fs::read_to_string(fixture(&format!("ncu/2022/import_ncu2022_3_{STEM}_source_cuda_sass.csv"))).unwrap();
     // Each function's block has its own header (the columns differ between blocks).
     let mut header: Vec<&str> = Vec::new();
+    let (mut current, mut sectors, mut requests) = (String::new(), 0.0, 0.0);
     for l in csv.lines() {
         let cells: Vec<&str> = l.split("\",\"").map(|c| c.trim_matches('"')).collect();
         if cells[0] == "Line No" {
             header = cells;
-        } else if cells[0] == line {
-            let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+            continue;
+        }
+        if !cells[0].is_empty() {
+            current = cells[0].to_string();
+            continue;
+        }
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        if current == line && cells[col("Address Space")] == "Global" && cells[col("Access Operation")] == "Load" {
             let n = |name: &str| cells[col(name)].replace(',', "").parse::<f64>().unwrap();
-            return n("L2 Theoretical Sectors Global") / n("L1 Tag Requests Global");
+            sectors += n("L2 Theoretical Sectors Global");
+            requests += n("Instructions Executed");
         }
     }
-    panic!("line {line} is not on the source page")
+    assert!(requests > 0.0, "line {line} has no global load on the source page");
+    sectors / requests
 }
 
 fn rules(dir: &Path, body: &str) -> std::path::PathBuf {
@@ -41,20 +52,14 @@ fn a_line_rule_fails_a_report_where_a_line_exceeds_it() {
     let report = fixture(&format!("ncu-rep/{STEM}.ncu-rep"));
     let tight = rules(
         dir.path(),
-        &format!(
-            "[[gate]]\nmatch = \"check_results*\"\nmetric = \"line_global_load_sectors_per_request\"\nmax = {}\n",
-            spr - 0.5
-        ),
+        &format!("[[gate]]\nmatch = \"check_results*\"\nmetric = \"line_sectors_per_request\"\nmax = {}\n", spr - 0.5),
     );
     let a = coalprof().arg("check").arg("--rules").arg(&tight).arg(&report).assert().code(1);
     let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(out.contains("manual_nvtx.cu:78") && out.contains("FAIL"), "{out}");
     let loose = rules(
         dir.path(),
-        &format!(
-            "[[gate]]\nmatch = \"check_results*\"\nmetric = \"line_global_load_sectors_per_request\"\nmax = {}\n",
-            spr + 0.5
-        ),
+        &format!("[[gate]]\nmatch = \"check_results*\"\nmetric = \"line_sectors_per_request\"\nmax = {}\n", spr + 0.5),
     );
     let out = String::from_utf8(coalprof().arg("check").arg("--rules").arg(&loose).arg(&report).ok_stdout()).unwrap();
     assert!(out.contains("manual_nvtx.cu:78") && out.contains("PASS"), "{out}");
@@ -70,7 +75,7 @@ fn a_baseline_keys_lines_so_a_moved_line_is_new_and_missing() {
     let builtin = std::fs::read_to_string(crate::util::root().join("metrics.toml")).unwrap();
     std::fs::write(
         &metrics,
-        builtin + "\n[[gate]]\nmatch = \"*\"\nmetric = \"line_global_load_sectors_per_request\"\nregress = \"+5%\"\n",
+        builtin + "\n[[gate]]\nmatch = \"*\"\nmetric = \"line_sectors_per_request\"\nregress = \"+5%\"\n",
     )
     .unwrap();
     let baseline = dir.path().join("baseline.json");
@@ -83,7 +88,7 @@ fn a_baseline_keys_lines_so_a_moved_line_is_new_and_missing() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&baseline).unwrap();
-    let key = "manual_nvtx.cu:78\"";
+    let key = "manual_nvtx.cu:78 (global load)\"";
     assert!(text.contains(key), "the baseline keys the line: {text}");
     // Unchanged: the line passes against itself.
     let v = json(
@@ -100,15 +105,13 @@ fn a_baseline_keys_lines_so_a_moved_line_is_new_and_missing() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|c| {
-                c["row"].as_str().unwrap().ends_with(suffix) && c["metric"] == "line_global_load_sectors_per_request"
-            })
+            .filter(|c| c["row"].as_str().unwrap().ends_with(suffix) && c["metric"] == "line_sectors_per_request")
             .map(|c| c["verdict"].as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(verdict(&v, "manual_nvtx.cu:78"), ["pass"]);
+    assert_eq!(verdict(&v, "manual_nvtx.cu:78 (global load)"), ["pass"]);
     // The line "moved" (the baseline recorded it one line up): new here, missing there.
-    std::fs::write(&baseline, text.replace(key, "manual_nvtx.cu:77\"")).unwrap();
+    std::fs::write(&baseline, text.replace(key, "manual_nvtx.cu:77 (global load)\"")).unwrap();
     let out = coalprof()
         .arg("--metrics")
         .arg(&metrics)
@@ -118,6 +121,6 @@ fn a_baseline_keys_lines_so_a_moved_line_is_new_and_missing() {
         .output()
         .unwrap();
     let v = json(&out.stdout);
-    assert_eq!(verdict(&v, "manual_nvtx.cu:78"), ["new"]);
-    assert_eq!(verdict(&v, "manual_nvtx.cu:77"), ["missing"]);
+    assert_eq!(verdict(&v, "manual_nvtx.cu:78 (global load)"), ["new"]);
+    assert_eq!(verdict(&v, "manual_nvtx.cu:77 (global load)"), ["missing"]);
 }

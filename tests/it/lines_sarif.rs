@@ -70,7 +70,11 @@ fn a_column_walk_is_one_valid_sarif_result_on_its_line() {
             ("memory_access_type".into(), per(&|ld| if ld { 2.0 } else { 4.0 })),
             ("memory_access_size_type".into(), per(&|_| 32.0)),
             ("inst_executed".into(), [(base, 100.0)].into_iter().chain(per(&|_| 100.0)).collect()),
-            ("memory_l1_tag_requests_global".into(), per(&|_| 100.0)),
+            // A column walk touches one 128-byte line per lane, a coalesced read one per request.
+            (
+                "memory_l1_tag_requests_global".into(),
+                per(&|ld| if ld && sectors_per_request >= 32.0 { 3200.0 } else { 100.0 }),
+            ),
             (
                 "memory_l2_theoretical_sectors_global".into(),
                 per(&|ld| if ld { 100.0 * sectors_per_request } else { 400.0 }),
@@ -80,7 +84,7 @@ fn a_column_walk_is_one_valid_sarif_result_on_its_line() {
         let rec =
             LaunchRecord { id: Some(id), grid: Some([1, 1, 1]), block: Some([256, 1, 1]), ..LaunchRecord::new(kernel) };
         let sc = SourceCounters {
-            function_pc: Some(base),
+            function_pcs: vec![base],
             instanced,
             cubin: Some(cubin.clone()),
             sm_revision: Some(80),
@@ -92,7 +96,9 @@ fn a_column_walk_is_one_valid_sarif_result_on_its_line() {
     let make = || {
         let opts = Options { by: By::Line, ..Options::default() };
         let mut sources = Sources::new(root());
-        build(vec![launch("row_sums", 0, 32.0), launch("column_sums", 1, 4.0)], &opts, &mut sources, &mut |_| None)
+        let catalogue = coalprof::metrics::Catalogue::builtin();
+        let launches = vec![launch("row_sums", 0, 32.0), launch("column_sums", 1, 4.0)];
+        build(launches, &opts, &catalogue, &mut sources, &mut |_| None).unwrap()
     };
     let report = make();
     let log = sarif(&report, &|_| "warning");

@@ -51,7 +51,7 @@ fn every_fixture_reads_like_ncu_report() {
     let fixtures = ncu_rep_fixtures();
     assert!(fixtures.len() >= 15, "{} fixture reports", fixtures.len());
     let (mut values, mut label_mismatches, mut labels) = (0usize, 0usize, 0usize);
-    let (mut embedded, mut cubins, mut instanced) = (0usize, 0usize, 0usize);
+    let (mut embedded, mut cubins, mut instanced, mut function_pcs) = (0usize, 0usize, 0usize, 0usize);
     for path in &fixtures {
         let f = name(path);
         let out = Command::new(&python).arg(root().join("tests/oracle/ncu_report_dump.py")).arg(path).output().unwrap();
@@ -132,17 +132,31 @@ fn every_fixture_reads_like_ncu_report() {
                 assert!(cubin.starts_with(b"\x7fELF"), "{at}: the cubin is not an ELF");
                 cubins += 1;
             }
-            if let Some(pc) = g.source.function_pc {
-                assert_eq!(Some(pc as f64), em["launch__function_pcs"]["value"].as_f64(), "{at}: function pc");
+            // The start PCs: the instances' values where ncu_report lists instances (from 2025.1
+            // the scalar is the number of functions), else the scalar.
+            if let Some(fpcs) = em.get("launch__function_pcs") {
+                let mut want: Vec<(u64, f64)> = (fpcs["instances"].as_array().into_iter().flatten())
+                    .map(|p| (p[0].as_u64().unwrap(), p[1].as_f64().unwrap()))
+                    .collect();
+                want.sort_by_key(|p| p.0);
+                let want: Vec<f64> = match want.is_empty() {
+                    true => fpcs["value"].as_f64().into_iter().collect(),
+                    false => want.into_iter().map(|p| p.1).collect(),
+                };
+                let got: Vec<f64> = g.source.function_pcs.iter().map(|&pc| pc as f64).collect();
+                assert_eq!(got, want, "{at}: function start PCs");
+                function_pcs += 1;
             }
         }
     }
     eprintln!(
         "{} reports, {values} metric values equal to ncu_report's; {label_mismatches} of {labels} count-unit labels \
-         differ; {instanced} per-instruction metrics, {cubins} cubins, {embedded} embedded sources",
+         differ; {instanced} per-instruction metrics, {cubins} cubins, {embedded} embedded sources, \
+         {function_pcs} launches' start PCs",
         fixtures.len()
     );
     assert!(values > 10_000 && instanced > 0 && cubins > 0 && embedded > 0, "{values} {instanced} {cubins} {embedded}");
+    assert!(function_pcs > 100, "{function_pcs} launches with start PCs compared");
     assert!(label_mismatches * 20 < labels, "{label_mismatches} of {labels} unit labels differ from ncu_report's");
 }
 

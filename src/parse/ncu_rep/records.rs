@@ -96,7 +96,7 @@ pub(super) fn convert(
         let Name { name, unit, kept } = &names[m.name_id as usize];
         let (name, unit) = (name.clone(), *unit);
         if &*name == "launch__function_pcs" {
-            counters.function_pc = m.value.as_ref().and_then(|v| v.integer());
+            counters.function_pcs = function_pcs(&m);
         }
         if !kept {
             continue;
@@ -127,15 +127,20 @@ pub(super) fn convert(
     }
     // Only metrics correlated with instruction addresses: per-unit instances (SM, FBPA, …)
     // have small indices as correlation ids, PM-sampling ones timestamps (~1.7e18); a PC lies
-    // in the module, within 4 GiB past the function's start.
-    if let Some(pc) = counters.function_pc.filter(|&pc| pc > 0) {
-        let is_pc = |c: u64| c >= pc && c - pc < 1 << 32;
-        counters.instanced = instanced
+    // in the module, within 4 GiB past one of the launch's function starts.
+    let starts: Vec<u64> = counters.function_pcs.iter().copied().filter(|&pc| pc > 0).collect();
+    if !starts.is_empty() {
+        let is_pc = |c: u64| starts.iter().any(|&pc| c >= pc && c - pc < 1 << 32);
+        let (pcs, other): (Vec<_>, Vec<_>) = instanced
             .into_iter()
-            .filter(|(n, pairs)| {
-                &**n != "launch__function_pcs" && !pairs.is_empty() && pairs.iter().all(|(c, _)| is_pc(*c))
-            })
-            .collect();
+            .filter(|(n, pairs)| &**n != "launch__function_pcs" && !pairs.is_empty())
+            .partition(|(_, pairs)| pairs.iter().all(|(c, _)| is_pc(*c)));
+        counters.instanced = pcs;
+        counters.unplaced =
+            other.iter().filter(|(n, _)| SOURCE_METRICS.contains(&&**n)).map(|(n, _)| n.clone()).collect();
+    } else {
+        counters.unplaced =
+            instanced.iter().filter(|(n, _)| SOURCE_METRICS.contains(&&**n)).map(|(n, _)| n.clone()).collect();
     }
     let source = r.source.as_deref().map(SourceData::decode).transpose().unwrap_or_else(|e| {
         tracing::warn!("a launch's module reference does not parse ({e}); its source counters lack the module");
@@ -168,6 +173,29 @@ pub(super) fn convert(
         metrics,
     };
     (crate::parse::csv::finish(record), counters)
+}
+
+/// Per-instruction metrics of the SourceCounters section that are correlated with PCs: when a
+/// report has one of them but its PCs cannot be placed, the reader says so (never zero rows in
+/// silence).
+const SOURCE_METRICS: &[&str] =
+    &["inst_executed", "memory_type", "memory_l2_theoretical_sectors_global", "memory_l1_wavefronts_shared"];
+
+/// The start PCs of the launch's functions. Up to ncu 2024.x the scalar value is the start PC
+/// (and one instance repeats it); from 2025.1 the scalar is the number of functions and the
+/// PCs are only in the instances (docs/ncu-rep-format.md). So: the instances' values in order
+/// of their correlation ids (the first is the kernel's own), else the scalar.
+fn function_pcs(m: &super::messages::MetricResult) -> Vec<u64> {
+    let mut instances: Vec<(u64, u64)> = m
+        .instances
+        .iter()
+        .filter_map(|e| Some((e.correlation_id.as_ref()?.integer()?, e.value.as_ref()?.integer()?)))
+        .collect();
+    if instances.is_empty() {
+        return m.value.as_ref().and_then(|v| v.integer()).into_iter().collect();
+    }
+    instances.sort_unstable();
+    instances.into_iter().map(|(_, pc)| pc).collect()
 }
 
 /// Grid and block as ncu reports them. The launch metrics win where present (the CSV takes

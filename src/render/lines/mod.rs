@@ -69,13 +69,14 @@ pub(crate) const COLUMNS: &[ColumnDef] = &[
     ("bytes", |r| r.access_bytes.map(|b| b.to_string())),
     ("executions", |r| r.executions.map(count)),
     ("requests", |r| r.requests.map(count)),
+    ("sect/req", |r| r.sectors_per_request.map(|v| format!("{v:.2}"))),
+    ("ideal/req", |r| r.ideal_sectors_per_request.map(|v| format!("{v:.2}"))),
+    ("lines/req", |r| r.lines_per_request.map(|v| format!("{v:.2}"))),
     ("sectors", |r| r.sectors.map(count)),
-    ("ideal", |r| r.ideal_sectors.map(count)),
     ("excess", |r| r.excess_sectors.map(count)),
     ("share", |r| r.excess_share.map(|s| format!("{:.0}%", s * 100.0))),
-    ("sect/req", |r| r.sectors_per_request.map(|v| format!("{v:.2}"))),
     ("shared wf", |r| r.shared_wavefronts.map(count)),
-    ("ideal wf", |r| r.shared_ideal_wavefronts.map(count)),
+    ("ways", |r| r.shared_wavefronts_per_ideal.map(|v| format!("{v:.1}"))),
 ];
 
 fn count(v: f64) -> String {

@@ -13,10 +13,8 @@ pub(super) struct Table;
 
 impl LinesExporter for Table {
     fn render(&self, report: &LineReport, style: &Style) -> Result<String> {
+        // The notices go to stderr (the `lines` command says them), not into the table.
         let mut out = String::new();
-        for n in &report.notices {
-            out.push_str(&format!("note: {n}\n"));
-        }
         for (title, rows) in kernels(report) {
             out.push_str(&format!("\n{}\n", shorten(&title, 96)));
             let mut t = Comfy::new();
@@ -47,7 +45,7 @@ impl LinesExporter for Table {
             }
         }
         if report.rows.is_empty() {
-            out.push_str("no memory instructions with counters\n");
+            out.push_str("no memory instructions with counters (the notes on stderr say why)\n");
         }
         Ok(out)
     }

@@ -1,0 +1,109 @@
+//! Kernel names as people compare them. ncu reports the demangled signature
+//! (`void thrust::THRUST_200301_890_NS::cuda_cub::core::_kernel_agent<…>(…)`); the same kernel
+//! of the same program, built for another GPU or another library release, carries another
+//! inline namespace (`THRUST_200301_900_NS`, `CUB_200500_800_NS`, libcu++'s `__4`). Matching
+//! across GPUs and commits takes the signature without those namespaces and without its
+//! parameter list; tables show the bare function name.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Inline namespaces that encode a library version or a target architecture.
+static INLINE_NS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(?:THRUST|CUB)_[0-9]+(?:_[0-9]+)*_NS::|\b__[0-9]+::").expect("a valid regex"));
+
+/// The signature as kernels are matched by: inline namespaces dropped, no return type, no
+/// parameter list, template arguments kept (two instantiations are two kernels).
+pub fn match_name(signature: &str) -> String {
+    let s = INLINE_NS.replace_all(signature.trim(), "");
+    let s = strip_return_type(&s);
+    strip_parameters(s).trim().to_string()
+}
+
+/// The bare function name for tables: [`match_name`] without its template arguments
+/// (`thrust::cuda_cub::core::_kernel_agent`).
+pub fn function_name(signature: &str) -> String {
+    let full = match_name(signature);
+    let mut out = String::with_capacity(full.len());
+    let mut depth = 0usize;
+    for c in full.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out.trim();
+    if out.is_empty() {
+        full
+    } else {
+        out.to_string()
+    }
+}
+
+/// `void f<…>(…)` → `f<…>(…)`: a leading word followed by a space outside any brackets.
+fn strip_return_type(s: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ' ' if depth == 0 => {
+                let (head, rest) = (&s[..i], &s[i + 1..]);
+                // Only a plain type word (`void`), never a piece of an operator name.
+                if head.chars().all(|c| c.is_alphanumeric() || c == '_') && !rest.starts_with('(') {
+                    return rest;
+                }
+                return s;
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Cut the parameter list: the first `(` outside template brackets, and what follows.
+fn strip_parameters(s: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth <= 0 && i > 0 => return &s[..i],
+            _ => {}
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_namespaces_return_types_and_parameters_go() {
+        let h100 = "void thrust::THRUST_200301_900_NS::cuda_cub::core::_kernel_agent<thrust::THRUST_200301_900_NS::cuda_cub::__fill::functor<int *, int>, unsigned long>(T1, T2)";
+        let ada = "void thrust::THRUST_200301_890_NS::cuda_cub::core::_kernel_agent<thrust::THRUST_200301_890_NS::cuda_cub::__fill::functor<int *, int>, unsigned long>(T1, T2)";
+        assert_eq!(match_name(h100), match_name(ada));
+        assert_eq!(
+            match_name(h100),
+            "thrust::cuda_cub::core::_kernel_agent<thrust::cuda_cub::__fill::functor<int *, int>, unsigned long>"
+        );
+        assert_eq!(function_name(ada), "thrust::cuda_cub::core::_kernel_agent");
+        assert_eq!(
+            function_name("void cub::CUB_200500_800_NS::DeviceReduceKernel<Policy>(int *)"),
+            "cub::DeviceReduceKernel"
+        );
+        assert_eq!(match_name("cuda::std::__4::foo(int)"), "cuda::std::foo");
+    }
+
+    #[test]
+    fn plain_names_stay_as_they_are() {
+        assert_eq!(match_name("vecAdd"), "vecAdd");
+        assert_eq!(function_name("vecAdd(float *, float *, float *, int)"), "vecAdd");
+        assert_eq!(function_name("void conv2d_naive(const float*, float*, int)"), "conv2d_naive");
+        assert_eq!(function_name("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
+    }
+}
