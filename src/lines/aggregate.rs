@@ -435,7 +435,9 @@ fn request_notices(groups: &[Group]) -> Vec<String> {
         .filter(|(_, (ours, kernel))| *kernel > 0.0 && (ours / kernel - 1.0).abs() > REQUEST_TOLERANCE)
         .map(|(k, (ours, kernel))| {
             format!(
-                "`{k}`: its global load and store instructions executed {} times, but the kernel counts {} requests                  ({:+.1}%): warps that run an instruction with every thread predicated off issue no request, so                  those lines' sectors/request read lower than the kernel's",
+                "`{k}`: its global load and store instructions executed {} times, but the kernel counts {} \
+                 requests ({:+.1}%): warps that run an instruction with every thread predicated off issue no \
+                 request, so those lines' sectors/request read lower than the kernel's",
                 thousands(ours.round() as i128),
                 thousands(kernel.round() as i128),
                 100.0 * (ours / kernel - 1.0)

@@ -9,6 +9,7 @@ mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_
 mod faults;
 mod kernels;
 mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
+mod lines_2025; // reports in ncu 2025's layout, made by the fake ncu's writer around a real cubin
 mod lines_cubin;
 mod lines_gate; // `[[gate]]` rules and baselines on source lines
 mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin line-table reader against nvcc + nvdisasm

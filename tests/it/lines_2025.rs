@@ -1,0 +1,158 @@
+//! `coalprof lines` on reports in ncu 2025's layout, where `launch__function_pcs`' scalar is the
+//! number of functions and the start PCs are only in its instances (docs/ncu-rep-format.md).
+//! No public 2025+ report with source counters is in the fixtures, so the fake ncu's writer
+//! (tests/fake_gpu/ncu, `--fake-write-report`) makes one around a real cubin: a naive transpose
+//! built by the real nvcc with `-lineinfo`, whose load and store share one source line. The
+//! same counters in the 2024 layout must give the same rows.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use coalprof::tools::nvdisasm::Nvdisasm;
+use serde_json::{json, Value};
+
+use crate::util::{coalprof, fixture, json, real_nvcc, real_nvdisasm, root, OkStdout};
+
+/// Where the kernel's code sits in the fake process (a PC of the size ncu reports).
+const START: u64 = 0x7f3a_5c00_1000;
+
+/// The transpose's cubin and, by nvdisasm, the offset and line of its global load and store.
+struct Built {
+    cubin: PathBuf,
+    load: (u64, u32),
+    store: (u64, u32),
+}
+
+fn build(test: &str, dir: &Path) -> Option<Built> {
+    let (nvcc, nvdisasm) = (real_nvcc(test)?, real_nvdisasm(test)?);
+    let cubin = dir.join("transpose.cubin");
+    let o = Command::new(&nvcc)
+        .args(["-cubin", "-arch=sm_90", "-lineinfo", "-o"])
+        .arg(&cubin)
+        .arg(fixture("cuda/transpose.cu"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listing = Nvdisasm { path: nvdisasm }.disassemble(&cubin).unwrap();
+    let ins = &listing["transpose_naive"];
+    let find = |op: &str| {
+        let i = ins.iter().find(|i| i.text.starts_with(op)).unwrap_or_else(|| panic!("no {op} in {ins:#?}"));
+        (i.offset, i.line.as_ref().expect("built with -lineinfo").1)
+    };
+    Some(Built { cubin, load: find("LDG"), store: find("STG") })
+}
+
+/// A report of one transpose launch in `layout` (`2025` or `2024`), with `start` as the
+/// kernel's start PC: the load coalesced (4 sectors/request), the store a column walk (32).
+fn write(dir: &Path, b: &Built, layout: &str, start: u64) -> PathBuf {
+    let (ld, st) = (START + b.load.0, START + b.store.0);
+    let spec = json!({
+        "program": "transpose",
+        "layout": layout,
+        "launches": [{
+            "kernel": "transpose_naive",
+            "mangled": "transpose_naive",
+            "demangled": "transpose_naive(const float *, float *, int)",
+            "grid": [64, 64, 1],
+            "block": [32, 8, 1],
+            "metrics": {
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 450,
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 450,
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1800,
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 14400
+            },
+            "start_pc": start,
+            "cubin": b.cubin,
+            "instanced": {
+                "memory_type": [[ld, 4], [st, 4]],
+                "memory_access_type": [[ld, 2], [st, 4]],
+                "memory_access_size_type": [[ld, 32], [st, 32]],
+                "inst_executed": [[START, 450], [ld, 450], [st, 450]],
+                "thread_inst_executed_true": [[ld, 14400], [st, 14400]],
+                "memory_l1_tag_requests_global": [[ld, 450], [st, 14400]],
+                "memory_l2_theoretical_sectors_global": [[ld, 1800], [st, 14400]],
+                "memory_l2_theoretical_sectors_global_ideal": [[ld, 1800], [st, 1800]]
+            }
+        }]
+    });
+    let (spec_path, out) = (dir.join(format!("spec-{layout}.json")), dir.join(format!("transpose-{layout}.ncu-rep")));
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let o = Command::new(root().join("tests/fake_gpu/ncu"))
+        .arg("--fake-write-report")
+        .arg(&spec_path)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "the fake's writer: {}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+#[test]
+fn a_2025_layout_report_yields_its_lines_load_and_store_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(b) = build("a_2025_layout_report_yields_its_lines", dir.path()) else { return };
+    assert_eq!(b.load.1, b.store.1, "the transpose loads and stores on one line");
+    let report = write(dir.path(), &b, "2025", START);
+    let v = json(&coalprof().args(["lines", "--format", "json"]).arg(&report).ok_stdout());
+    assert_eq!(v["schema"], "coalprof-lines/2");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "one row per access kind of the line: {rows:#?}");
+    let row = |op: &str| rows.iter().find(|r| r["op"] == op).unwrap_or_else(|| panic!("no {op} row: {rows:#?}"));
+    let (load, store) = (row("global load"), row("global store"));
+    for r in [load, store] {
+        assert_eq!(r["line"].as_u64(), Some(u64::from(b.load.1)), "{r}");
+        assert!(r["file"].as_str().unwrap().ends_with("transpose.cu"), "{r}");
+        assert_eq!((r["requests"].as_u64(), r["executions"].as_u64()), (Some(450), Some(450)), "{r}");
+        assert_eq!(r["active_lanes"].as_f64(), Some(32.0), "{r}");
+    }
+    assert_eq!(
+        (store["sectors_per_request"].as_f64(), store["ideal_sectors_per_request"].as_f64()),
+        (Some(32.0), Some(4.0))
+    );
+    assert_eq!(
+        (load["sectors_per_request"].as_f64(), load["ideal_sectors_per_request"].as_f64()),
+        (Some(4.0), Some(4.0))
+    );
+    assert_eq!((store["lines_per_request"].as_f64(), load["lines_per_request"].as_f64()), (Some(32.0), Some(1.0)));
+    assert_eq!(rows[0]["op"], "global store", "the waste ranks first");
+    let d = store["diagnosis"].as_str().unwrap();
+    assert!(d.contains("global stores") && d.contains("32.0 lines/request"), "{d}");
+    assert!(load["diagnosis"].is_null(), "{load}");
+    assert_eq!(
+        v["notices"].as_array().unwrap().iter().filter(|n| n.as_str().unwrap().contains("attributed")).count(),
+        0
+    );
+    // The markdown a reviewer pastes names the store's waste and shows both rows.
+    let md = String::from_utf8(coalprof().args(["lines", "--format", "markdown"]).arg(&report).ok_stdout()).unwrap();
+    assert!(md.contains("global store") && md.contains("global load") && md.contains("32.00"), "{md}");
+}
+
+#[test]
+fn the_2024_and_2025_layouts_give_the_same_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(b) = build("the_2024_and_2025_layouts_give_the_same_rows", dir.path()) else { return };
+    let rows = |layout: &str| -> Value {
+        let v =
+            json(&coalprof().args(["lines", "--format", "json"]).arg(write(dir.path(), &b, layout, START)).ok_stdout());
+        v["rows"].clone()
+    };
+    let new = rows("2025");
+    assert_eq!(new.as_array().unwrap().len(), 2);
+    assert_eq!(new, rows("2024"));
+}
+
+#[test]
+fn counters_that_cannot_be_placed_say_why_never_zero_rows_in_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(b) = build("counters_that_cannot_be_placed_say_why", dir.path()) else { return };
+    // The start PC lies far from every instruction's PC: nothing can be attributed.
+    let report = write(dir.path(), &b, "2025", START + (1 << 40));
+    let out = coalprof().args(["lines", "--format", "json"]).arg(&report).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json(&out.stdout);
+    assert!(v["rows"].as_array().unwrap().is_empty());
+    let notices = v["notices"].to_string();
+    assert!(notices.contains("not attributed") && notices.contains("transpose_naive"), "{notices}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().any(|l| l.starts_with("note: ") && l.contains("not attributed")), "{stderr}");
+}
