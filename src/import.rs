@@ -12,6 +12,7 @@ use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::csv::{self, Keep, ParseError};
 use crate::parse::ncu_rep::{self, ReadError, MAGIC, ZSTD_MAGIC};
+use crate::parse::sanity::Sanity;
 use crate::parse::LaunchRecord;
 use crate::results::{Provenance, Results, Source, SCHEMA};
 use crate::tools::ncu::Ncu;
@@ -158,10 +159,13 @@ impl Reader<'_> {
         path: &Path,
     ) -> std::result::Result<Results, RowsError<E>> {
         let names = self.catalogue.ncu_names();
+        let sanity = Sanity::new(self.catalogue, &names);
+        let mut suspects = Vec::new();
         let mut launches = Launches::new(&names, self.grouping);
         let rank = rank_of(path);
         for rec in records {
-            let rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
+            let mut rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
+            suspects.extend(sanity.check(&mut rec));
             launches.push(rec).map_err(RowsError::Other)?;
         }
         let (frame, facts) = launches.finish().map_err(RowsError::Other)?;
@@ -173,7 +177,8 @@ impl Reader<'_> {
         }
         let derived = self.derivation.derive(frame).map_err(RowsError::Other)?;
         let mut rows = derived.into_rows(Source::Measured).map_err(RowsError::Other)?;
-        let notices = self.derivation.notices(&mut rows);
+        let mut notices = self.derivation.discard(&mut rows, &suspects);
+        notices.extend(self.derivation.notices(&mut rows));
         let provenance = Provenance {
             coalprof: env!("CARGO_PKG_VERSION").into(),
             backend: "import".into(),

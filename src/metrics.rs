@@ -37,6 +37,10 @@ pub struct RawMetric {
     /// How it combines over launches.
     #[serde(default)]
     pub kind: Kind,
+    /// Another raw metric this one can never be below in one launch (sectors ≥ requests: every
+    /// request moves at least one sector); a launch where it is has a broken counter.
+    #[serde(default)]
+    pub at_least: Option<String>,
 }
 
 /// How a raw metric combines over launches.
@@ -296,6 +300,16 @@ impl Catalogue {
                     self.origin.display()
                 )));
             }
+        }
+        if let Some((key, other)) = self
+            .raw
+            .iter()
+            .find_map(|(k, r)| r.at_least.as_ref().filter(|o| !self.raw.contains_key(*o)).map(|o| (k, o)))
+        {
+            return Err(Error::usage(format!(
+                "{}: raw metric `{key}` is `at_least` `{other}`, which is not a raw metric",
+                self.origin.display()
+            )));
         }
         if let Some(key) = self.facts.keys().find(|k| self.raw.contains_key(*k)) {
             return Err(Error::usage(format!(

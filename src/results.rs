@@ -72,6 +72,10 @@ pub struct Row {
     /// the threads asked for`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Metrics left out because a counter they come from is broken (NaN, or impossible
+    /// counts), with the reason: a gate rule on one fails with it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub broken: BTreeMap<String, String>,
     /// Differences between measured and predicted beyond tolerance, in plain words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<String>,
@@ -127,6 +131,7 @@ impl Row {
             kernel: kernel.into(),
             line: None,
             op: None,
+            broken: BTreeMap::new(),
             id: None,
             launches: 1,
             rank: None,

@@ -23,16 +23,21 @@ use crate::settings::{CheckCommand, Common};
 pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     let mut inputs = super::load(common, &c.inputs)?;
     let lines = wants_lines(&c.check.rules, &common.catalogue);
-    let reports = if lines || c.check.sarif.is_some() {
+    // Annotations and JUnit cases point at the kernel's worst source line where a report has
+    // one, so reports are read per line for them too.
+    let placed = c.check.github || c.check.junit.is_some();
+    let reports = if lines || placed || c.check.sarif.is_some() {
         line_reports(&c.inputs, &c.check.source_root, &common.catalogue)?
     } else {
         Vec::new()
     };
-    if lines {
-        for (results, report) in inputs.iter_mut().zip(&reports) {
-            if let Some(r) = report {
-                results.rows.extend(crate::lines::gate::rows(r));
-            }
+    for (results, report) in inputs.iter_mut().zip(&reports) {
+        let Some(r) = report else { continue };
+        if lines {
+            results.rows.extend(crate::lines::gate::rows(r));
+        }
+        if results.worst_lines.is_empty() {
+            results.worst_lines = crate::lines::gate::worst_lines(r, &|_| (None, None));
         }
     }
     if let Some(path) = &c.check.sarif {

@@ -10,6 +10,7 @@ use super::formula::{Formula, Func, Op};
 use super::{polars_error, Frame};
 use crate::error::{Error, Result};
 use crate::metrics::{Catalogue, Kind};
+use crate::parse::sanity::Suspect;
 use crate::results::Row;
 
 /// The formulas of a catalogue, checked and compiled once: every key a formula reads must be a
@@ -124,6 +125,45 @@ impl Derivation {
         )]
     }
 
+    /// `key` and every derived metric that reads it, directly or through another.
+    pub fn dependents(&self, key: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::from([key.to_string()]);
+        for step in &self.steps {
+            if step.formula.vars().iter().any(|v| out.contains(*v)) {
+                out.insert(step.key.clone());
+            }
+        }
+        out
+    }
+
+    /// Take broken counters out of the rows they land in, with everything derived from them:
+    /// each such metric goes from the row's metrics to its `broken` map with the reason, so a
+    /// gate rule on it fails saying why. Returns one notice per broken counter.
+    pub fn discard(&self, rows: &mut [Row], suspects: &[Suspect]) -> Vec<String> {
+        let mut notices = Vec::new();
+        for s in suspects {
+            let lands = |r: &Row| {
+                r.kernel == s.kernel
+                    && r.rank == s.rank
+                    && (r.grid, r.block) == s.shape
+                    && (r.id.is_none() || r.id == s.launch)
+            };
+            for row in rows.iter_mut().filter(|r| lands(r)) {
+                for k in self.dependents(&s.key) {
+                    row.metrics.remove(&k);
+                    row.broken.entry(k).or_insert_with(|| s.reason.clone());
+                }
+                if !row.notes.contains(&s.reason) {
+                    row.notes.push(s.reason.clone());
+                }
+            }
+            if !notices.contains(&s.reason) {
+                notices.push(s.reason.clone());
+            }
+        }
+        notices
+    }
+
     /// The derived metrics' keys, in evaluation order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.steps.iter().map(|s| s.key.as_str())
@@ -133,7 +173,8 @@ impl Derivation {
     fn absent<'a>(&'a self, row: &Row) -> (Vec<&'a str>, Vec<&'a str>) {
         let (mut missing, mut absent) = (Vec::new(), Vec::new());
         for step in &self.steps {
-            if row.metrics.contains_key(&step.key) {
+            // A broken counter's absence is said where it was found (`discard`), not as missing.
+            if row.metrics.contains_key(&step.key) || row.broken.contains_key(&step.key) {
                 continue;
             }
             let lacking: Vec<&str> = (step.formula.vars().into_iter())

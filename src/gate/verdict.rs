@@ -227,7 +227,9 @@ pub(crate) fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Bas
                 continue;
             }
             let b = baseline.and_then(|bl| bl.get(&arch, &key, &metric));
-            checks.push(check_row(&arch, &key, row, &metric, &eff, b, baseline.is_some()));
+            let mut check = check_row(&arch, &key, row, &metric, &eff, b, baseline.is_some());
+            check.location = source_place(inputs, row).or(check.location);
+            checks.push(check);
         }
         matched_rows += usize::from(checks.len() > before);
         current.insert((arch, key));
@@ -241,6 +243,27 @@ pub(crate) fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Bas
         matched_rows,
         has_baseline: baseline.is_some(),
     }
+}
+
+/// Where in the code a check belongs, when the inputs know: a line row's own line, else the
+/// worst source line of the row's kernel (the input's worst lines, worst first), so an
+/// annotation lands on the code that wastes the bandwidth, not on the rule that caught it.
+fn source_place(inputs: &[Results], row: &Row) -> Option<Location> {
+    if let Some(l) = &row.line {
+        return parse_place(l);
+    }
+    let results = inputs.iter().find(|r| r.rows.as_ptr_range().contains(&std::ptr::from_ref(row)))?;
+    let worst = results.worst_lines.iter().find(|w| match (&row.pattern, &row.variant) {
+        (Some(p), Some(v)) => w.pattern.as_ref() == Some(p) && w.variant.as_ref() == Some(v),
+        _ => w.kernel == row.kernel && w.rank == row.rank,
+    })?;
+    parse_place(&worst.location)
+}
+
+/// `kernels/stride.cu:20` → the file and the line.
+fn parse_place(text: &str) -> Option<Location> {
+    let (file, line) = text.rsplit_once(':')?;
+    Some(Location { file: file.into(), line: Some(line.parse().ok()?) })
 }
 
 fn env_info(arch: &str, p: &Provenance) -> EnvironmentInfo {
@@ -283,6 +306,8 @@ fn reaches(a: f64, floor: f64) -> bool {
 
 struct Draft<'a> {
     problems: Vec<(String, Option<Location>)>,
+    /// The value comes from a broken counter: the check fails with this reason.
+    broken: Option<String>,
     notes: Vec<String>,
     new: bool,
     skipped: Option<String>,
@@ -298,12 +323,14 @@ fn check_row(
     b: Option<f64>,
     has_baseline: bool,
 ) -> Check {
-    let mut d = Draft { problems: Vec::new(), notes: Vec::new(), new: false, skipped: None, eff };
+    let mut d = Draft { problems: Vec::new(), broken: None, notes: Vec::new(), new: false, skipped: None, eff };
     let c = row.metric(metric);
-    match c {
-        None => d.skipped = Some(absent_reason(row, metric)),
-        Some(v) if !v.is_finite() => d.skipped = Some(format!("`{metric}` is {v} on this row")),
-        Some(c) => {
+    match (c, row.broken.get(metric)) {
+        // A broken counter never passes a gate, whatever the rule's severity.
+        (None, Some(why)) => d.broken = Some(format!("{metric} cannot be trusted: {why}")),
+        (Some(v), _) if !v.is_finite() => d.broken = Some(format!("{metric} is {v} on this row: a broken counter")),
+        (None, None) => d.skipped = Some(absent_reason(row, metric)),
+        (Some(c), _) => {
             absolute(&mut d, metric, c);
             relative(&mut d, metric, c, b, has_baseline, arch);
         }
@@ -407,7 +434,9 @@ fn finish(
     row_notes: &[String],
 ) -> Check {
     let eff = d.eff;
-    let (verdict, message, location) = if !d.problems.is_empty() {
+    let (verdict, message, location) = if let Some(why) = d.broken.clone() {
+        (Verdict::Fail, why, eff.last.map(|r| r.location.clone()))
+    } else if !d.problems.is_empty() {
         let v = if eff.severity == Severity::Fail { Verdict::Fail } else { Verdict::Warn };
         let msg = d.problems.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join("; ");
         (v, msg, d.problems[0].1.clone())
@@ -434,6 +463,7 @@ fn finish(
         ),
     ];
     details.extend(d.problems.iter().map(|(p, _)| format!("violated: {p}")));
+    details.extend(d.broken.iter().map(|b| format!("broken: {b}")));
     details.extend(d.skipped.iter().map(|s| format!("skipped: {s}")));
     details.extend(d.notes.iter().map(|n| format!("note: {n}")));
     details.extend(row_notes.iter().map(|n| format!("row note: {n}")));
@@ -619,12 +649,24 @@ mod tests {
         let c = verdict("max = 4.5", None, None, M);
         assert_eq!(c.verdict, Verdict::Skipped);
         assert!(c.message.contains("absent"), "{}", c.message);
-        assert_eq!(verdict("max = 4.5", Some(f64::NAN), None, M).verdict, Verdict::Skipped);
+        assert_eq!(verdict("max = 4.5", Some(f64::NAN), None, M).verdict, Verdict::Fail, "NaN never passes");
         let mut r = row("p/v", &[]);
         r.notes.push(format!("{M} needs the _op_ld counters, which this ncu lacks"));
         let report =
             evaluate(&rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 1\n")), &[run(vec![r])], None);
         assert!(report.checks[0].message.contains("which this ncu lacks"));
+    }
+
+    #[test]
+    fn a_broken_counter_fails_any_rule_on_it_with_the_reason_even_a_warning_one() {
+        let mut r = row("p/v", &[]);
+        r.broken.insert(M.into(), "launch 3 (`k`): ncu recorded `l1tex__…` as nan".into());
+        let rule = |extra: &str| rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 8\n{extra}"));
+        for extra in ["", "severity = \"warn\"\n"] {
+            let report = evaluate(&rule(extra), &[run(vec![r.clone()])], None);
+            assert_eq!(report.checks[0].verdict, Verdict::Fail, "{extra}");
+            assert!(report.checks[0].message.contains("cannot be trusted") && report.checks[0].message.contains("nan"));
+        }
     }
 
     #[test]

@@ -215,7 +215,8 @@ pub fn build(
         if opts.kernel.as_ref().is_some_and(|re| !re.is_match(&rec.kernel)) {
             continue;
         }
-        arch = arch.or(sc.sm_revision.map(|r| format!("sm_{r}")));
+        // SMRevision is `major << 16 | minor` (docs/ncu-rep-format.md): 0x80000 is sm_80.
+        arch = arch.or(sc.sm_revision.map(|r| format!("sm_{}{}", r >> 16, r & 0xffff)));
         sources.embed(&sc.sources);
         let counters = match per_instruction(&sc) {
             Ok(c) => c,

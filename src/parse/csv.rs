@@ -189,6 +189,10 @@ struct LineFilter<R> {
     line_no: u64,
     /// Input line number of each line handed to the CSV reader, newest last (for errors).
     served: Vec<u64>,
+    /// Whether the file is ncu's own, every field quoted: then a line that does not start with
+    /// a quote is the program's output mixed into ncu's stdout. A re-saved file quotes only
+    /// where it must, so there every line but ncu's `==` lines and blank ones is data.
+    quoted: bool,
 }
 
 impl<R: BufRead> Read for LineFilter<R> {
@@ -200,8 +204,13 @@ impl<R: BufRead> Read for LineFilter<R> {
                 return Ok(0);
             }
             self.line_no += 1;
-            let first = self.line.iter().position(|b| !b.is_ascii_whitespace());
-            if first.map(|i| self.line[i]) != Some(b'"') {
+            let first = self.line.iter().position(|b| !b.is_ascii_whitespace()).map(|i| &self.line[i..]);
+            let data = match first {
+                None => false,
+                Some(rest) if self.quoted => rest[0] == b'"',
+                Some(rest) => !rest.starts_with(b"=="),
+            };
+            if !data {
                 self.line.clear();
                 continue;
             }
@@ -241,6 +250,15 @@ pub struct Records<R: BufRead> {
     done: bool,
 }
 
+/// Whether a line (its quotes removed) is the header of ncu's raw or details page: it starts
+/// with `ID,Process ID` (or `Process ID,Process Name`), or has one column before that, the
+/// index pandas' `to_csv` writes.
+fn is_header(bare: &str) -> bool {
+    ["ID,Process ID", "Process ID,Process Name"]
+        .iter()
+        .any(|h| bare.find(h).is_some_and(|at| at == 0 || (bare[..at].ends_with(',') && !bare[..at - 1].contains(','))))
+}
+
 /// Find the CSV header in `input` (skipping whatever precedes it) and get ready to stream.
 pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseError> {
     let mut scan = Scan::default();
@@ -261,7 +279,9 @@ pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseErr
         }
         let text = String::from_utf8_lossy(&buf);
         let t = text.trim_start();
-        if t.starts_with("\"ID\",\"Process ID\"") || t.starts_with("\"Process ID\",\"Process Name\"") {
+        // ncu quotes every field; a CSV re-saved by Python's `csv`, pandas or a spreadsheet
+        // quotes only where it must, and reads the same.
+        if is_header(&t.replace('"', "")) {
             break t.trim_end().to_string();
         }
         scan.line(&text);
@@ -288,7 +308,8 @@ pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseErr
             message: "the CSV header has no \"Kernel Name\" column".into(),
         });
     }
-    let filter = LineFilter { inner: input, line: Vec::new(), pos: 0, line_no, served: Vec::new() };
+    let quoted = header_line.starts_with('"');
+    let filter = LineFilter { inner: input, line: Vec::new(), pos: 0, line_no, served: Vec::new(), quoted };
     let reader =
         csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(filter);
     let mut records = Records {

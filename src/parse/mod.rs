@@ -9,6 +9,7 @@ pub mod csv;
 mod diagnose;
 pub mod names;
 pub mod ncu_rep;
+pub mod sanity;
 pub mod units;
 
 use std::sync::Arc;

@@ -17,6 +17,7 @@ use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest;
 use crate::frame::{Derivation, Frame};
 use crate::import::RepReader;
+use crate::parse::sanity::Sanity;
 
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
@@ -131,8 +132,11 @@ pub(crate) fn measure(
     let device = device_facts(&records);
     let ids: Vec<Option<u64>> = records.iter().map(|r| r.id).collect();
     let names = catalogue.ncu_names();
+    let sanity = Sanity::new(catalogue, &names);
+    let mut suspects = Vec::new();
     let mut launches = Launches::new(&names, Grouping::PerLaunch);
-    for r in records {
+    for mut r in records {
+        suspects.extend(sanity.check(&mut r));
         launches.push(r)?;
     }
     let joined = launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
@@ -155,6 +159,7 @@ pub(crate) fn measure(
     derivation.apply(&mut predicted)?;
     let mut rows =
         compare(measured, Frame::from_rows(&predicted, derivation.inputs().chain(derivation.keys()))?, catalogue)?;
+    derivation.discard(&mut rows, &suspects);
     derivation.notices(&mut rows);
     for row in &mut rows {
         if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {

@@ -45,7 +45,13 @@ fn build(test: &str, dir: &Path) -> Option<Built> {
 /// A report of one transpose launch in `layout` (`2025` or `2024`), with `start` as the
 /// kernel's start PC: the load coalesced (4 sectors/request), the store a column walk (32).
 fn write(dir: &Path, b: &Built, layout: &str, start: u64) -> PathBuf {
+    write_with(dir, b, layout, start, 4.0)
+}
+
+/// The same, the load fetching `load_spr` sectors per request (the kernel's counters agree).
+fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) -> PathBuf {
     let (ld, st) = (START + b.load.0, START + b.store.0);
+    let load_sectors = 450.0 * load_spr;
     let spec = json!({
         "program": "transpose",
         "layout": layout,
@@ -58,8 +64,10 @@ fn write(dir: &Path, b: &Built, layout: &str, start: u64) -> PathBuf {
             "metrics": {
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 450,
                 "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 450,
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1800,
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 14400
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": load_sectors,
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 14400,
+                "smsp__sass_data_bytes_mem_global_op_ld.sum": 450 * 128,
+                "smsp__sass_inst_executed_op_global_ld.sum": 450
             },
             "start_pc": start,
             "cubin": b.cubin,
@@ -69,13 +77,14 @@ fn write(dir: &Path, b: &Built, layout: &str, start: u64) -> PathBuf {
                 "memory_access_size_type": [[ld, 32], [st, 32]],
                 "inst_executed": [[START, 450], [ld, 450], [st, 450]],
                 "thread_inst_executed_true": [[ld, 14400], [st, 14400]],
-                "memory_l1_tag_requests_global": [[ld, 450], [st, 14400]],
-                "memory_l2_theoretical_sectors_global": [[ld, 1800], [st, 14400]],
+                "memory_l1_tag_requests_global": [[ld, (load_sectors / 4.0).max(450.0)], [st, 14400]],
+                "memory_l2_theoretical_sectors_global": [[ld, load_sectors], [st, 14400]],
                 "memory_l2_theoretical_sectors_global_ideal": [[ld, 1800], [st, 1800]]
             }
         }]
     });
-    let (spec_path, out) = (dir.join(format!("spec-{layout}.json")), dir.join(format!("transpose-{layout}.ncu-rep")));
+    let stem = format!("transpose-{layout}-{load_spr}");
+    let (spec_path, out) = (dir.join(format!("{stem}.json")), dir.join(format!("{stem}.ncu-rep")));
     std::fs::write(&spec_path, spec.to_string()).unwrap();
     let o = Command::new(root().join("tests/fake_gpu/ncu"))
         .arg("--fake-write-report")
@@ -155,4 +164,27 @@ fn counters_that_cannot_be_placed_say_why_never_zero_rows_in_silence() {
     assert!(notices.contains("not attributed") && notices.contains("transpose_naive"), "{notices}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.lines().any(|l| l.starts_with("note: ") && l.contains("not attributed")), "{stderr}");
+}
+
+/// The default gate, no baseline: a kernel at 2.4x its ideal sectors/request warns (exit 0) in
+/// the table, JUnit and GitHub output, and the annotation sits on the kernel's worst source
+/// line, not on the rule in metrics.toml.
+#[test]
+fn the_default_gate_warns_at_2_4x_the_ideal_on_the_kernels_worst_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(b) = build("the_default_gate_warns_at_2_4x_the_ideal", dir.path()) else { return };
+    let report = write_with(dir.path(), &b, "2025", START, 9.6);
+    let junit = dir.path().join("junit.xml");
+    let out = coalprof().args(["check", "--github", "--junit"]).arg(&junit).arg(&report).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "a warning never fails the gate: {stdout}");
+    assert!(
+        stdout.contains("gate passed with warnings") && stdout.contains("global_load_sectors_over_ideal"),
+        "{stdout}"
+    );
+    let annotation = stdout.lines().find(|l| l.starts_with("::warning ")).unwrap_or_else(|| panic!("{stdout}"));
+    let place = format!("file=tests/fixtures/cuda/transpose.cu,line={}", b.load.1);
+    assert!(annotation.contains(&place) && annotation.contains("2.4"), "{annotation}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("global_load_sectors_over_ideal") && xml.contains("transpose.cu"), "{xml}");
 }

@@ -87,7 +87,7 @@ fn a_column_walk_is_one_valid_sarif_result_on_its_line() {
             function_pcs: vec![base],
             instanced,
             cubin: Some(cubin.clone()),
-            sm_revision: Some(80),
+            sm_revision: Some(0x80000), // major << 16 | minor, as reports store it
             mangled: Some(kernel.to_string()),
             ..SourceCounters::default()
         };
@@ -152,5 +152,8 @@ fn lines_sarif_on_the_fixture_reports_validates() {
             .success();
         let (ok, text) = validate(&python, &out);
         assert!(ok, "{stem}: {text}");
+        // Both are A100 reports: SMRevision 0x80000.
+        let log: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(log["runs"][0]["automationDetails"]["id"], "coalprof/sm_80/", "{stem}");
     }
 }

@@ -21,6 +21,7 @@ mod real_ncu;
 mod robust;
 mod robust_rep; // the native .ncu-rep reader against bad, truncated and mutated reports
 mod run;
+mod sanity; // broken counters (NaN, impossible counts) in CSV and .ncu-rep; re-saved CSVs
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod util;

@@ -1,0 +1,170 @@
+//! Counters that cannot be true, caught at the parse boundary for CSV and `.ncu-rep` alike: a
+//! value ncu recorded as NaN or infinite (public reports say ncu 2026.2 does that on B200), and
+//! pairs `metrics.toml` says are ordered (`at_least`: sectors ≥ requests, shared wavefronts ≥
+//! shared instructions) found out of order. Such a value is taken out of the record, so it is
+//! absent rather than trusted, and comes back as a [`Suspect`] the caller attaches to the rows
+//! it lands in (`crate::frame::Derivation::discard`): the rows say why, and a gate rule on it,
+//! or on anything derived from it, fails with that reason.
+
+use std::collections::HashMap;
+
+use super::{LaunchRecord, Value};
+use crate::metrics::{Catalogue, Mapped};
+
+/// One broken counter of one launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspect {
+    /// The launch: its id, kernel, rank and shape, as its result row carries them.
+    pub launch: Option<u64>,
+    /// The kernel.
+    pub kernel: String,
+    /// The rank of its report.
+    pub rank: Option<u32>,
+    /// Grid and block.
+    pub shape: (Option<[u32; 3]>, Option<[u32; 3]>),
+    /// The catalogue key (`global_load_sectors`).
+    pub key: String,
+    /// What is wrong, naming the launch and the ncu metric.
+    pub reason: String,
+}
+
+/// The catalogue's view the check needs, built once per input.
+pub struct Sanity<'a> {
+    names: &'a HashMap<String, Mapped>,
+    /// (key, key it is at least).
+    ordered: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Sanity<'a> {
+    /// The checks of `catalogue`, reading ncu names through `names`.
+    pub fn new(catalogue: &'a Catalogue, names: &'a HashMap<String, Mapped>) -> Sanity<'a> {
+        let ordered = (catalogue.raw.iter()).filter_map(|(k, r)| Some((k.as_str(), r.at_least.as_deref()?))).collect();
+        Sanity { names, ordered }
+    }
+
+    /// Check one record: broken values become `Value::Missing` in it, and are returned.
+    pub fn check(&self, rec: &mut LaunchRecord) -> Vec<Suspect> {
+        let who = match rec.id {
+            Some(id) => format!("launch {id} (`{}`)", rec.kernel),
+            None => format!("`{}`", rec.kernel),
+        };
+        let suspect = |key: &str, reason: String| Suspect {
+            launch: rec.id,
+            kernel: rec.kernel.clone(),
+            rank: rec.rank,
+            shape: (rec.grid, rec.block),
+            key: key.to_string(),
+            reason,
+        };
+        let mut out = Vec::new();
+        let (mut mapped, mut recorded) = (0usize, 0usize);
+        for (name, value) in rec.metrics.iter_mut() {
+            let Some(m) = self.names.get(&**name) else { continue };
+            mapped += 1;
+            let what = match value {
+                Value::Number { value: v, .. } if !v.is_finite() => Some(v.to_string()),
+                Value::Missing(text) | Value::Text(text) if not_a_number(text) => Some(text.trim().to_string()),
+                _ => None,
+            };
+            match what {
+                Some(w) => {
+                    out.push(suspect(&m.key, format!("{who}: ncu recorded `{name}` ({}) as {w}", m.key)));
+                    *value = Value::Missing(w);
+                }
+                None => recorded += 1,
+            }
+        }
+        if mapped > 0 && recorded == 0 {
+            // Every counter NaN: one sentence for the launch, not one per metric.
+            let reason = format!("{who}: ncu recorded no values (every counter is NaN)");
+            out.iter_mut().for_each(|s| s.reason = reason.clone());
+            return out;
+        }
+        let number = |rec: &LaunchRecord, key: &str| {
+            rec.metrics.iter().find_map(|(n, v)| (self.names.get(&**n)?.key == key).then(|| v.number()).flatten())
+        };
+        for (key, floor) in &self.ordered {
+            let (Some(v), Some(f)) = (number(rec, key), number(rec, floor)) else { continue };
+            if v < f {
+                let reason = format!(
+                    "{who}: {key} {v} is below {floor} {f}, which cannot be measured (every one of them moves at \
+                     least one): a broken counter"
+                );
+                out.push(suspect(key, reason.clone()));
+                out.push(suspect(floor, reason));
+                for (name, value) in rec.metrics.iter_mut() {
+                    if self.names.get(&**name).is_some_and(|m| m.key == *key || m.key == *floor) {
+                        *value = Value::Missing("broken".into());
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `nan`, `NaN`, `-nan(ind)`, `inf`, `-Infinity`: what ncu, C's printf and spreadsheets write for
+/// a value that is not a number.
+fn not_a_number(text: &str) -> bool {
+    let t = text.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
+    t == "nan" || t.starts_with("nan(") || t == "inf" || t == "infinity"
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn rec(values: &[(&str, Value)]) -> LaunchRecord {
+        LaunchRecord {
+            id: Some(3),
+            metrics: values.iter().map(|(n, v)| (Arc::from(*n), v.clone())).collect(),
+            ..LaunchRecord::new("k")
+        }
+    }
+
+    fn num(v: f64) -> Value {
+        Value::Number { value: v, unit: "" }
+    }
+
+    #[test]
+    fn nan_and_impossible_pairs_are_taken_out_and_named() {
+        let c = Catalogue::builtin();
+        let names = c.ncu_names();
+        let s = Sanity::new(&c, &names);
+        let mut r = rec(&[
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", Value::Missing("nan".into())),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", num(10.0)),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", num(5.0)),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", num(10.0)),
+            ("dram__bytes_read.sum", num(100.0)),
+        ]);
+        let found = s.check(&mut r);
+        let keys: Vec<&str> = found.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(keys, ["global_load_sectors", "global_store_sectors", "global_store_requests"]);
+        assert!(found[0].reason.contains("launch 3 (`k`)") && found[0].reason.contains("as nan"), "{:?}", found[0]);
+        assert!(found[1].reason.contains("below global_store_requests"), "{:?}", found[1]);
+        assert_eq!(r.metrics.iter().filter(|(_, v)| v.number().is_some()).count(), 2, "{:?}", r.metrics);
+        // A broadcast's ideal above its actual is fine; equal counts are fine.
+        let mut ok = rec(&[
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", num(10.0)),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", num(10.0)),
+        ]);
+        assert!(s.check(&mut ok).is_empty());
+    }
+
+    #[test]
+    fn a_launch_of_only_nans_recorded_no_values() {
+        let c = Catalogue::builtin();
+        let names = c.ncu_names();
+        let mut r = rec(&[
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", Value::Number { value: f64::NAN, unit: "sector" }),
+            ("dram__bytes_read.sum", Value::Missing("-nan(ind)".into())),
+            ("launch__grid_size", num(4.0)),
+        ]);
+        let found = Sanity::new(&c, &names).check(&mut r);
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().all(|s| s.reason.contains("ncu recorded no values")), "{found:?}");
+    }
+}
