@@ -41,6 +41,8 @@ pub struct Common {
     pub rep_reader: RepReader,
     /// The system's temporary folder (where `run --gpus` puts each GPU's `TMPDIR`).
     pub tmp: PathBuf,
+    /// The folder coalprof runs in: the checkout a run records.
+    pub cwd: PathBuf,
 }
 
 impl Common {
@@ -71,6 +73,12 @@ impl Common {
             return Err(no_gpu("nvidia-smi lists none"));
         }
         Ok(gpus)
+    }
+
+    /// The git checkout runs are made in (commit, branch, dirty), if any and git is installed.
+    pub fn checkout(&self) -> Option<crate::results::Git> {
+        let found = self.tools.git().map_err(|e| tracing::info!("no commit recorded: {e}")).ok()?;
+        crate::tools::git::Git { path: found.path }.checkout(&self.cwd)
     }
 
     /// The ncu to use, or why there is none.
@@ -310,6 +318,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         cache,
         rep_reader,
         tmp: env.tmp.clone(),
+        cwd: env.cwd.clone(),
     };
     let out_base = |out: &Option<PathBuf>| crate::profile::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
