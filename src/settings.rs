@@ -241,6 +241,7 @@ pub(crate) enum Settings {
     Lines(LinesSettings),
     Build(BuildSettings),
     Report(PathBuf),
+    History(HistorySettings),
     Model(ModelSettingsCmd),
     Check(CheckCommand),
     Compare(CompareSettings),
@@ -248,6 +249,11 @@ pub(crate) enum Settings {
     Doctor,
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
+}
+
+pub(crate) struct HistorySettings {
+    pub dir: PathBuf,
+    pub filter: crate::frame::history::Filter,
 }
 
 pub(crate) struct ModelSettingsCmd {
@@ -287,6 +293,11 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
         FormatArg::Csv => Format::Csv,
+        FormatArg::Html => Format::Html,
+        FormatArg::Bencher => Format::Bencher,
+        FormatArg::GithubBenchmark => Format::GithubBenchmark,
+        FormatArg::GithubBenchmarkBigger => Format::GithubBenchmarkBigger,
+        FormatArg::Svg => Format::Svg,
     };
     let color = match global.color {
         ColorArg::Always => true,
@@ -335,6 +346,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             cache: common.cache.clone(),
         }),
         Command::Report(a) => Settings::Report(a.run.clone()),
+        Command::History(a) => Settings::History(history(a, &common)?),
         Command::Model(a) => Settings::Model(ModelSettingsCmd {
             expr: a.expr.clone(),
             bindings: a
@@ -382,6 +394,27 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             source_root: env.cwd.clone(),
         },
     })
+}
+
+fn history(a: &crate::cli::HistoryArgs, common: &Common) -> Result<HistorySettings> {
+    if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
+        return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
+    }
+    let kernel = (a.kernel.as_deref())
+        .map(|k| regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}"))))
+        .transpose()?;
+    let date = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?$").expect("a valid regex");
+    if let Some(s) = a.since.as_deref().filter(|s| !date.is_match(s)) {
+        return Err(Error::usage(format!("`--since {s}` is not a date: give `YYYY-MM-DD` (UTC)")));
+    }
+    // The human formats show the headline metrics unless told; JSON and CSV carry every one.
+    let metrics = match (a.metric.is_empty(), common.format) {
+        (false, _) => a.metric.clone(),
+        (true, Format::Json | Format::Csv) => Vec::new(),
+        (true, _) => common.catalogue.columns.iter().filter(|c| c.headline).map(|c| c.key.clone()).collect(),
+    };
+    let filter = crate::frame::history::Filter { metrics, kernel, since: a.since.clone() };
+    Ok(HistorySettings { dir: a.dir.clone(), filter })
 }
 
 fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettings> {
