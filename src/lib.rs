@@ -92,6 +92,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Lines(s) => commands::lines::run(&common, s),
         Settings::Build(s) => commands::build::run(&common, s),
         Settings::Report(run) => commands::report::run(&common, run),
+        Settings::History(h) => commands::history::run(&common, h),
         Settings::Model(m) => commands::model::run(&common, m),
         Settings::Check(c) => commands::check::command(&common, c),
         Settings::Compare(c) => commands::compare::run(&common, c),

@@ -196,6 +196,32 @@ pub struct Provenance {
     /// The files the rows were read from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,
+    /// The git checkout the run was made in (`run`, `profile`), when it was made in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Git>,
+}
+
+/// The commit, branch and state of the checkout a run was made in: what `history` orders runs
+/// by and benchmark dashboards name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Git {
+    /// The full commit hash of `HEAD`.
+    pub commit: String,
+    /// The branch checked out; absent on a detached `HEAD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Whether tracked files differed from the commit.
+    pub dirty: bool,
+    /// The commit's date (ISO 8601, the committer's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+}
+
+impl Git {
+    /// The first 12 hex digits of the commit.
+    pub fn short(&self) -> &str {
+        self.commit.get(..12).unwrap_or(&self.commit)
+    }
 }
 
 impl Provenance {

@@ -41,6 +41,8 @@ pub struct Common {
     pub rep_reader: RepReader,
     /// The system's temporary folder (where `run --gpus` puts each GPU's `TMPDIR`).
     pub tmp: PathBuf,
+    /// The folder coalprof runs in: the checkout a run records.
+    pub cwd: PathBuf,
 }
 
 impl Common {
@@ -71,6 +73,12 @@ impl Common {
             return Err(no_gpu("nvidia-smi lists none"));
         }
         Ok(gpus)
+    }
+
+    /// The git checkout runs are made in (commit, branch, dirty), if any and git is installed.
+    pub fn checkout(&self) -> Option<crate::results::Git> {
+        let found = self.tools.git().map_err(|e| tracing::info!("no commit recorded: {e}")).ok()?;
+        crate::tools::git::Git { path: found.path }.checkout(&self.cwd)
     }
 
     /// The ncu to use, or why there is none.
@@ -233,6 +241,7 @@ pub(crate) enum Settings {
     Lines(LinesSettings),
     Build(BuildSettings),
     Report(PathBuf),
+    History(HistorySettings),
     Model(ModelSettingsCmd),
     Check(CheckCommand),
     Compare(CompareSettings),
@@ -240,6 +249,11 @@ pub(crate) enum Settings {
     Doctor,
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
+}
+
+pub(crate) struct HistorySettings {
+    pub dir: PathBuf,
+    pub filter: crate::frame::history::Filter,
 }
 
 pub(crate) struct ModelSettingsCmd {
@@ -281,6 +295,11 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
         FormatArg::Csv => Format::Csv,
+        FormatArg::Html => Format::Html,
+        FormatArg::Bencher => Format::Bencher,
+        FormatArg::GithubBenchmark => Format::GithubBenchmark,
+        FormatArg::GithubBenchmarkBigger => Format::GithubBenchmarkBigger,
+        FormatArg::Svg => Format::Svg,
     };
     let color = match global.color {
         ColorArg::Always => true,
@@ -312,6 +331,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         cache,
         rep_reader,
         tmp: env.tmp.clone(),
+        cwd: env.cwd.clone(),
     };
     let out_base = |out: &Option<PathBuf>| crate::profile::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
@@ -328,6 +348,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             cache: common.cache.clone(),
         }),
         Command::Report(a) => Settings::Report(a.run.clone()),
+        Command::History(a) => Settings::History(history(a, &common)?),
         Command::Model(a) => Settings::Model(ModelSettingsCmd {
             expr: a.expr.clone(),
             bindings: a
@@ -375,6 +396,27 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             source_root: env.cwd.clone(),
         },
     })
+}
+
+fn history(a: &crate::cli::HistoryArgs, common: &Common) -> Result<HistorySettings> {
+    if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
+        return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
+    }
+    let kernel = (a.kernel.as_deref())
+        .map(|k| regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}"))))
+        .transpose()?;
+    let date = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?$").expect("a valid regex");
+    if let Some(s) = a.since.as_deref().filter(|s| !date.is_match(s)) {
+        return Err(Error::usage(format!("`--since {s}` is not a date: give `YYYY-MM-DD` (UTC)")));
+    }
+    // The human formats show the headline metrics unless told; JSON and CSV carry every one.
+    let metrics = match (a.metric.is_empty(), common.format) {
+        (false, _) => a.metric.clone(),
+        (true, Format::Json | Format::Csv) => Vec::new(),
+        (true, _) => common.catalogue.columns.iter().filter(|c| c.headline).map(|c| c.key.clone()).collect(),
+    };
+    let filter = crate::frame::history::Filter { metrics, kernel, since: a.since.clone() };
+    Ok(HistorySettings { dir: a.dir.clone(), filter })
 }
 
 fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettings> {

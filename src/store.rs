@@ -38,8 +38,9 @@ impl RunDir {
         Ok(self.file(name))
     }
 
-    /// Rewrite `results.json`, the plots (`<pattern>.svg`, `<pattern>-bandwidth.svg`) and
-    /// `results.md`, which links them, with everything finished so far. The plots are written
+    /// Rewrite `results.json`, the plots (`<pattern>.svg`, `<pattern>-bandwidth.svg`),
+    /// `results.md`, which links them, and `report.html` (one page, plots inline), with
+    /// everything finished so far. The plots are written
     /// before the markdown so that it never links a file that is not there yet.
     pub fn save_results(&self, results: &Results) -> Result<()> {
         self.write("results.json", render(results, Format::Json, &self.style)?.as_bytes())?;
@@ -47,6 +48,7 @@ impl RunDir {
             self.write(&plot.file, plot.svg.as_bytes())?;
         }
         self.write("results.md", render_with_plots(results, Format::Markdown, &self.style)?.as_bytes())?;
+        self.write("report.html", render(results, Format::Html, &self.style)?.as_bytes())?;
         Ok(())
     }
 }
@@ -67,6 +69,14 @@ pub fn timestamp() -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` in UTC: when a saved run was made, for `history`.
+pub(crate) fn utc(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// Howard Hinnant's days-to-civil algorithm.

@@ -43,8 +43,30 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     if let Some(path) = &c.check.sarif {
         write_sarif(path, &reports, &evaluate_report(&c.check, &inputs)?)?;
     }
-    let json = common.format == Format::Json;
-    run(&c.check, &inputs, json, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+    let (out, log) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    match common.format {
+        Format::Html => {
+            // A check of one source line shows its code, from the same line reports.
+            let code: std::collections::HashMap<String, String> = (reports.iter().flatten())
+                .flat_map(|r| &r.rows)
+                .filter_map(|row| {
+                    let label = crate::lines::gate::line_label(row)?;
+                    Some((format!("{} @ {label}", crate::results::ranked(&row.kernel, row.rank)), row.source.clone()?))
+                })
+                .collect();
+            run_printing(&c.check, &inputs, Printed::Html(&|key| code.get(key).cloned()), out, log)
+        }
+        Format::Json => run(&c.check, &inputs, true, out, log),
+        _ => run(&c.check, &inputs, false, out, log),
+    }
+}
+
+/// What `check` prints on stdout: the verdict table, the checks as JSON, or the HTML page
+/// (given each source line's code by its row key).
+pub(crate) enum Printed<'a> {
+    Table,
+    Json,
+    Html(&'a dyn Fn(&str) -> Option<String>),
 }
 
 /// Whether a rule could check a per-line metric: only then are `.ncu-rep` inputs read per line.
@@ -116,19 +138,31 @@ pub fn run(
     out: &mut dyn Write,
     log: &mut dyn Write,
 ) -> Result<Exit, Error> {
+    run_printing(settings, inputs, if json { Printed::Json } else { Printed::Table }, out, log)
+}
+
+/// [`run`], printing `printed` on stdout.
+pub(crate) fn run_printing(
+    settings: &CheckSettings,
+    inputs: &[Results],
+    printed: Printed<'_>,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Result<Exit, Error> {
     let report = evaluate_report(settings, inputs)?;
     let mut errors = Vec::new();
-    let text = if json {
-        serde_json::to_string_pretty(&report).map_err(|e| Error::encoding("JSON", e))? + "\n"
-    } else {
-        table::render(&report, settings.color)
+    let text = match printed {
+        Printed::Json => serde_json::to_string_pretty(&report).map_err(|e| Error::encoding("JSON", e))? + "\n",
+        Printed::Table => table::render(&report, settings.color),
+        Printed::Html(code) => crate::render::html::check(&report, code),
     };
+    let json = !matches!(printed, Printed::Table);
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         errors.push(Error::write("<stdout>", e));
     }
     if settings.github {
-        // Workflow commands after the table; beside JSON on stdout they would break `jq`, so
-        // they go to stderr, which the Actions runner reads for commands too.
+        // Workflow commands after the table; beside JSON or HTML on stdout they would break
+        // `jq` or the page, so they go to stderr, which the Actions runner reads for commands too.
         let sink: &mut dyn Write = if json { log } else { out };
         if let Err(e) = sink.write_all(github::annotations(&report).as_bytes()).and_then(|()| sink.flush()) {
             errors.push(Error::write("<stdout>", e));

@@ -6,6 +6,9 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::lines::aggregate::Sass;
 use crate::lines::source::Sources;
+use crate::render::html::Context;
+use crate::render::lines::LinesExporter;
+use crate::render::Format;
 use crate::settings::{Common, LinesSettings};
 use crate::tools::nvdisasm::Nvdisasm;
 
@@ -27,13 +30,38 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     for n in &report.notices {
         crate::messages::note(n);
     }
-    super::print(&crate::render::lines::render(&report, common.format, &common.style)?)?;
+    let text = match common.format {
+        // The page shows the code around each line: the files, from the same lookup.
+        Format::Html => {
+            crate::render::html::Lines { context: context(&report, &mut sources) }.render(&report, &common.style)?
+        }
+        f => crate::render::lines::render(&report, f, &common.style)?,
+    };
+    super::print(&text)?;
     if let Some(path) = &s.sarif {
         let log = crate::lines::sarif::sarif(&report, &|_| "warning");
         let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
         std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
     }
     Ok(Exit::Ok)
+}
+
+/// The text of every file the rows name, or why it is not at hand.
+fn context(report: &crate::lines::LineReport, sources: &mut Sources) -> Context {
+    let mut context = Context::default();
+    for file in report.rows.iter().filter_map(|r| r.file.as_deref()) {
+        if context.files.contains_key(file) {
+            continue;
+        }
+        let resolved = sources.resolve(file).clone();
+        context.insert(file, resolved.lines, || match &resolved.relative {
+            Some(rel) => format!("the report embeds no source for `{file}` and `{rel}` cannot be read under the source root"),
+            None => format!(
+                "the report embeds no source for `{file}` (profile with `--import-source yes`) and it is not under the source root (`--source-root`)"
+            ),
+        });
+    }
+    context
 }
 
 /// nvdisasm over a report's cubins, if it is installed; its absence or failure is one notice.

@@ -6,6 +6,7 @@ pub(crate) mod build;
 pub mod check;
 pub(crate) mod compare;
 pub(crate) mod doctor;
+pub(crate) mod history;
 pub(crate) mod lines;
 pub(crate) mod model;
 pub(crate) mod patterns;

@@ -56,6 +56,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let reader = super::reader(common, s.grouping, &find_ncu);
     let mut results = super::read_merged(&reader, &reports)?;
     results.provenance.backend = "ncu".into();
+    results.provenance.git = common.checkout();
     let settings = &mut results.provenance.settings;
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
     settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());

@@ -17,7 +17,11 @@ pub(crate) fn run(common: &Common, run: &Path) -> Result<Exit> {
     // A run folder saved with its plots: markdown links them, as in its own `results.md`.
     let folder = file.parent().unwrap_or(Path::new("."));
     let files: Vec<String> = plot_files(&results).into_iter().flat_map(|(_, f)| f).collect();
-    let text = if !files.is_empty() && files.iter().all(|f| folder.join(f).is_file()) {
+    let text = if common.format == crate::render::Format::Html {
+        let name = folder.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let page = crate::render::html::Report { title: format!("coalprof report: {name}") };
+        crate::render::Exporter::render(&page, &results, &common.style)?
+    } else if !files.is_empty() && files.iter().all(|f| folder.join(f).is_file()) {
         render_with_plots(&results, common.format, &common.style)?
     } else {
         render(&results, common.format, &common.style)?

@@ -57,6 +57,7 @@ fn choose(common: &Common, s: &RunSettings) -> Result<(Backend, Option<String>)>
 /// starts, so a Ctrl-C in the middle keeps every pattern predicted so far.
 fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Option<String>) -> Result<Results> {
     let mut prov = Provenance::new("model");
+    prov.git = common.checkout();
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
     let mut results = Results::new(prov, Vec::new());
@@ -99,8 +100,11 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "ncu", &common.style)?;
     let ncu_version = ncu.version().ok();
     let mut record = run_record(&s.profiler, s.sizing, &arch, ncu_version.as_deref(), &s.patterns);
+    let git = common.checkout();
+    record["git"] = serde_json::json!(git);
     dir.write("run.json", format!("{record:#}\n").as_bytes())?;
     let mut prov = Provenance::new("ncu");
+    prov.git = git;
     prov.ncu_version = ncu_version;
     if let Some(g) = common.gpus().ok().and_then(|g| g.into_iter().next()) {
         prov.gpu = Some(g.name);

@@ -42,9 +42,12 @@ pub(crate) fn measured(
         .map(|g| serde_json::json!({ "index": g.index, "name": g.name, "arch": g.arch(), "uuid": g.uuid }))
         .collect();
     record["gpus"] = serde_json::Value::Array(listed.clone());
+    let git = common.checkout();
+    record["git"] = serde_json::json!(git);
     dir.write("run.json", format!("{record:#}\n").as_bytes())?;
 
     let mut prov = crate::results::Provenance::new("ncu");
+    prov.git = git;
     prov.ncu_version = ncu_version;
     let mut names: Vec<&str> = Vec::new();
     for g in &gpus {

@@ -12,7 +12,7 @@ use crate::render::Style;
 use crate::render::{Column, Fmt};
 
 /// The rows grouped by pattern, in first-seen order.
-fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
+pub(super) fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
     let mut out: Vec<(Option<&str>, Vec<&Matched>)> = Vec::new();
     for r in &c.rows {
         let p = r.pattern.as_deref();
@@ -25,7 +25,7 @@ fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
 }
 
 /// The row's name, with the inputs that have it when some do not.
-fn name(c: &Comparison, r: &Matched) -> String {
+pub(super) fn name(c: &Comparison, r: &Matched) -> String {
     let base = match (&r.pattern, &r.variant) {
         (Some(_), Some(v)) => v.clone(),
         _ => r.name.clone(),
@@ -39,7 +39,7 @@ fn name(c: &Comparison, r: &Matched) -> String {
     }
 }
 
-fn cell(r: &Matched, i: usize, s: &Column) -> String {
+pub(super) fn cell(r: &Matched, i: usize, s: &Column) -> String {
     let Some(v) = r.values[i].as_ref().and_then(|m| m.get(&s.key)) else { return "–".into() };
     let value = s.format.show(*v);
     if i == 0 {

@@ -5,6 +5,7 @@
 
 mod csv;
 mod grid;
+mod html;
 mod json;
 
 use crate::error::Result;
@@ -48,5 +49,7 @@ pub(crate) fn render(c: &Comparison, format: Format, style: &Style) -> Result<St
         Format::Csv => csv::render(c),
         Format::Markdown => Ok(grid::markdown(c)),
         Format::Table => Ok(grid::table(c, style)),
+        Format::Html => Ok(html::page(c, style)),
+        other => Err(other.unsupported("compare")),
     }
 }

@@ -14,6 +14,7 @@
 pub(crate) mod compare;
 pub(crate) mod derive;
 mod formula;
+pub(crate) mod history;
 pub(crate) mod join;
 pub(crate) mod launches;
 pub mod manifest;

@@ -1,8 +1,11 @@
 //! Exporters: one file per output format behind one small trait. Every format renders the same
 //! [`Results`]; the terminal table, markdown and CSV share the column model in `columns`.
 
+mod benchmark;
 mod columns;
 mod csv;
+pub(crate) mod history;
+pub(crate) mod html;
 mod json;
 pub(crate) mod lines;
 mod markdown;
@@ -30,6 +33,38 @@ pub enum Format {
     Json,
     /// CSV: a line per row, every metric.
     Csv,
+    /// One self-contained HTML page (inline CSS and SVG, nothing fetched).
+    Html,
+    /// Bencher Metric Format JSON (`bencher run --adapter json`).
+    Bencher,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON: the lower-is-better metrics.
+    GithubBenchmark,
+    /// github-action-benchmark's `customBiggerIsBetter` JSON: the higher-is-better metrics.
+    GithubBenchmarkBigger,
+    /// An SVG trend (`history` only).
+    Svg,
+}
+
+impl Format {
+    /// The `--format` value, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Markdown => "markdown",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Html => "html",
+            Format::Bencher => "bencher",
+            Format::GithubBenchmark => "github-benchmark",
+            Format::GithubBenchmarkBigger => "github-benchmark-bigger",
+            Format::Svg => "svg",
+        }
+    }
+
+    /// The usage error for a format `command` does not write.
+    pub(crate) fn unsupported(self, command: &str) -> crate::error::Error {
+        crate::error::Error::usage(format!("`{command}` does not write `--format {}`", self.name()))
+    }
 }
 
 /// How to render: what is not part of the data.
@@ -39,12 +74,20 @@ pub struct Style {
     pub color: bool,
     /// The columns the human formats show, from the catalogue's `[[column]]`s.
     pub columns: Vec<Column>,
+    /// Which way each metric is better (the catalogue's `direction`s): benchmark exports and
+    /// the regressions a comparison marks.
+    pub(crate) directions: crate::gate::Directions,
+    /// Each column metric's unit in `metrics.toml` (benchmark exports name it).
+    pub(crate) units: std::collections::BTreeMap<String, String>,
 }
 
 impl Style {
     /// The catalogue's columns, with or without colour.
     pub fn new(catalogue: &Catalogue, color: bool) -> Style {
-        Style { color, columns: catalogue.columns.clone() }
+        let units = (catalogue.columns.iter())
+            .filter_map(|c| Some((c.key.clone(), catalogue.unit(&c.key)?.to_string())))
+            .collect();
+        Style { color, columns: catalogue.columns.clone(), directions: catalogue.directions(), units }
     }
 }
 
@@ -61,6 +104,23 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Markdown => Box::new(markdown::Markdown { plots: false }),
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
+        Format::Html => Box::new(html::Report { title: "coalprof results".into() }),
+        Format::Bencher => Box::new(benchmark::Bencher),
+        Format::GithubBenchmark => Box::new(benchmark::GithubBenchmark(crate::gate::Direction::Lower)),
+        Format::GithubBenchmarkBigger => Box::new(benchmark::GithubBenchmark(crate::gate::Direction::Higher)),
+        Format::Svg => Box::new(Unsupported(format)),
+    }
+}
+
+/// A format results are not written in: rendering says so (exit 2).
+struct Unsupported(Format);
+
+impl Exporter for Unsupported {
+    fn render(&self, _: &Results, _: &Style) -> Result<String> {
+        Err(crate::error::Error::usage(format!(
+            "`--format {}` is for `history`; a run folder keeps each pattern's plots as SVG files",
+            self.0.name()
+        )))
     }
 }
 

@@ -80,7 +80,7 @@ impl Exporter for Table {
 
 /// A value far from its ideal shows in colour: red beyond twice the ideal, yellow above it
 /// (the columns whose metric names an `ideal` in the catalogue: lower is better for them).
-fn severity(r: &Row, c: &Column) -> Option<Color> {
+pub(super) fn severity(r: &Row, c: &Column) -> Option<Color> {
     let (v, ideal) = (r.metric(&c.key)?, r.metric(c.ideal.as_deref()?)?);
     if v > 2.0 * ideal {
         Some(Color::Red)

@@ -72,6 +72,11 @@ impl ToolSearch {
         )
     }
 
+    /// `git` on PATH: the checkout a run records (commit, branch, dirty).
+    pub fn git(&self) -> Result<Found, ToolError> {
+        self.find("git", None, &[], None, "install git to record the commit a run was made at")
+    }
+
     fn find(
         &self,
         tool: &'static str,

@@ -3,10 +3,14 @@
 mod analyze;
 mod architecture; // no module cycles; every file says what it is for
 mod bad_input;
+mod benchmark; // `--format bencher` and `github-benchmark` against their documented shapes
+mod browser; // headless Chromium for the HTML tests
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
+mod history; // `coalprof history` over saved runs, and the commit each run records
+mod html; // `--format html` pages opened in headless Chromium
 mod kernels;
 mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
 mod lines_2025; // reports in ncu 2025's layout, made by the fake ncu's writer around a real cubin

@@ -96,7 +96,16 @@ fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
     let mut files: Vec<String> =
         std::fs::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     files.sort();
-    assert_eq!(files, ["kv-layout.svg", "results.json", "results.md", "stride-bandwidth.svg", "stride.svg"]);
+    assert_eq!(
+        files,
+        ["kv-layout.svg", "report.html", "results.json", "results.md", "stride-bandwidth.svg", "stride.svg"]
+    );
+    // The page holds the same plots inline, so it needs none of the files beside it.
+    let page = std::fs::read_to_string(run.file("report.html")).unwrap();
+    for f in ["kv-layout.svg", "stride-bandwidth.svg", "stride.svg"] {
+        let svg = std::fs::read_to_string(run.file(f)).unwrap();
+        assert!(page.contains(&svg[svg.find("<svg").unwrap()..]), "{f} is inline in report.html");
+    }
     let bw = std::fs::read_to_string(run.file("stride-bandwidth.svg")).unwrap();
     assert!(bw.contains("useful bandwidth (GB/s)") && bw.contains("measured vs predicted"), "{bw}");
     let md = std::fs::read_to_string(run.file("results.md")).unwrap();

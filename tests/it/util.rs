@@ -93,3 +93,14 @@ pub fn skipped(test: &str, why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
 }
+
+/// Debian's `chromium` on PATH (installed by `scripts/install-tools.sh` where it runs as root),
+/// or `None` with a loud notice.
+pub fn chromium(test: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path).map(|d| d.join("chromium")).find(|p| p.is_file());
+    if found.is_none() {
+        skipped(test, "chromium is not on PATH; run scripts/install-tools.sh as root (CI does)");
+    }
+    found
+}

@@ -23,6 +23,17 @@ pub(crate) fn exporter(format: Format) -> Box<dyn LinesExporter> {
         Format::Markdown => Box::new(markdown::Markdown),
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
+        Format::Html => Box::new(super::html::Lines { context: Default::default() }),
+        other => Box::new(Unsupported(other)),
+    }
+}
+
+/// A format the line report is not written in (benchmark exports and SVG are for results).
+struct Unsupported(Format);
+
+impl LinesExporter for Unsupported {
+    fn render(&self, _: &LineReport, _: &Style) -> Result<String> {
+        Err(self.0.unsupported("lines"))
     }
 }
 

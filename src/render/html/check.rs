@@ -1,0 +1,71 @@
+//! The page of `coalprof check --format html`: the verdict, then every check, failures first,
+//! with the rule that decided it (file and line) and, for a check of one source line, that line
+//! and its code.
+
+use maud::html;
+
+use super::page;
+use crate::gate::rules::fmt_num;
+use crate::gate::{Report, Verdict};
+
+/// The check page; `code` gives a source line's code by its row key (`kernel @ file:line`).
+pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> String {
+    let sorted = report.sorted();
+    let facts: Vec<String> = (report.environments.iter())
+        .map(|e| {
+            let gpu = e.gpu.as_deref().map(|g| format!(", {g}")).unwrap_or_default();
+            format!("{} ({}{gpu})", e.arch, e.backend)
+        })
+        .chain([if report.has_baseline { "against a baseline".into() } else { "no baseline".into() }])
+        .collect();
+    let n = |v: Option<f64>| v.map_or("–".to_string(), fmt_num);
+    let body = html! {
+        p.verdict.(if report.failed() { "fail" } else { "pass" }) {
+            strong { (report.headline()) } " (" (report.tally()) ")"
+        }
+        div.wide { table.checks.sortable {
+            thead { tr {
+                th { "status" } th { "arch" } th { "row" } th { "metric" } th { "baseline" } th { "current" }
+                th { "change" } th { "limits" } th { "rule" } th { "source line" } th { "why" }
+            } }
+            tbody {
+                @for c in &sorted {
+                    @let line = c.row.split_once(" @ ").map(|(_, l)| l);
+                    tr.(c.verdict.as_str()) data-verdict=(c.verdict.as_str()) data-row=(c.row) data-metric=(c.metric) {
+                        td { span.tag.(c.verdict.as_str()) { (c.verdict.as_str()) } }
+                        td { (c.arch) }
+                        td title=(c.row) { code { (short_row(&c.row)) } }
+                        td { code { (c.metric) } }
+                        (super::num(c.baseline, &n(c.baseline), None))
+                        (super::num(c.current, &n(c.current), (c.verdict == Verdict::Fail).then_some("bad")))
+                        td.n { (c.change_text()) }
+                        td { (c.limits) }
+                        td { @if let Some(l) = &c.location {
+                            code { (l.file.display()) @if let Some(n) = l.line { ":" (n) } }
+                        } }
+                        td { @if let Some(l) = line {
+                            code { (l) }
+                            @if let Some(text) = code(&c.row) { br; code.src { (text) } }
+                        } }
+                        td { (c.message) }
+                    }
+                }
+            }
+        } }
+    };
+    page("coalprof check", &facts, body)
+}
+
+/// A row key as people read it: a kernel's function name without its parameter list, and the
+/// source line of a line check (the whole key stays in the cell's title).
+fn short_row(row: &str) -> String {
+    let (base, line) = match row.split_once(" @ ") {
+        Some((b, l)) => (b, Some(l)),
+        None => (row, None),
+    };
+    let name = crate::render::columns::function_name(base);
+    match line {
+        Some(l) => format!("{name} @ {l}"),
+        None => name.to_string(),
+    }
+}
