@@ -41,7 +41,9 @@ pub(crate) fn install() {
                     }
                 });
             }
-            Err(e) => tracing::warn!("cannot handle Ctrl-C ({e}): it will stop coalprof without saving"),
+            Err(e) => {
+                crate::messages::warning(format!("cannot handle Ctrl-C ({e}): it will stop coalprof without saving"))
+            }
         }
     });
 }

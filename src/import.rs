@@ -107,12 +107,12 @@ impl Reader<'_> {
         let launches = match ncu_rep::open(path) {
             Ok(l) => l,
             Err(ReadError::UnknownVersion { version }) => {
-                tracing::warn!(
+                crate::messages::warning(format!(
                     "{}: report format version {version} is not one the native reader knows ({}); \
                      reading it with `ncu --import` instead",
                     path.display(),
                     ncu_rep::FORMAT_VERSION
-                );
+                ));
                 return self.read_rep_with_ncu(path);
             }
             Err(e) => return Err(Error::input(path, e.to_string())),
@@ -144,7 +144,7 @@ impl Reader<'_> {
     fn read_csv(&self, input: impl BufRead, path: &Path) -> Result<Results> {
         let records = csv::open(input, self.keep()).map_err(|e| parse_error(path, e))?;
         for w in &records.warnings {
-            tracing::warn!("{}: {w}", path.display());
+            crate::messages::warning(format!("{}: {w}", path.display()));
         }
         self.results(records, path).map_err(|e| match e {
             RowsError::Read(e) => parse_error(path, e),

@@ -56,7 +56,7 @@ pub fn main() -> std::process::ExitCode {
     match run(&cli) {
         Ok(exit) => exit.into(),
         Err(e) => {
-            messages::error(&e);
+            messages::error(&e, e.hint());
             e.exit().into()
         }
     }

@@ -5,17 +5,16 @@
 
 use std::fmt::Display;
 
-use crate::error::Error;
-
-/// `error: …`, each cause under it, then the hint.
-pub(crate) fn error(e: &Error) {
+/// `error: …`, each cause under it, then the hint. (It takes any error, not coalprof's own, so
+/// that this module depends on nothing: every room may speak.)
+pub(crate) fn error(e: &dyn std::error::Error, hint: Option<&str>) {
     eprintln!("error: {e}");
-    let mut cause = std::error::Error::source(e);
+    let mut cause = e.source();
     while let Some(c) = cause {
         eprintln!("  caused by: {c}");
         cause = c.source();
     }
-    if let Some(h) = e.hint() {
+    if let Some(h) = hint {
         eprintln!("hint: {h}");
     }
 }

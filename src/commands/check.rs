@@ -49,10 +49,7 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
             // A check of one source line shows its code, from the same line reports.
             let code: std::collections::HashMap<String, String> = (reports.iter().flatten())
                 .flat_map(|r| &r.rows)
-                .filter_map(|row| {
-                    let label = crate::lines::gate::line_label(row)?;
-                    Some((format!("{} @ {label}", crate::results::ranked(&row.kernel, row.rank)), row.source.clone()?))
-                })
+                .filter_map(|row| Some((crate::lines::gate::row_key(row)?, row.source.clone()?)))
                 .collect();
             run_printing(&c.check, &inputs, Printed::Html(&|key| code.get(key).cloned()), out, log)
         }
@@ -103,9 +100,7 @@ fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -
         all.arch = all.arch.take().or(r.arch.clone());
     }
     let level = |row: &crate::lines::LineRow| -> &'static str {
-        let Some(label) = crate::lines::gate::line_label(row) else { return "warning" };
-        let op = row.op.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
-        let key = format!("{} @ {label}{op}", crate::results::ranked(&row.kernel, row.rank));
+        let Some(key) = crate::lines::gate::row_key(row) else { return "warning" };
         let mine: Vec<Verdict> = verdicts.checks.iter().filter(|c| c.row == key).map(|c| c.verdict).collect();
         if mine.contains(&Verdict::Fail) {
             "error"

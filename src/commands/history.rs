@@ -38,7 +38,7 @@ pub(crate) fn run(common: &Common, s: &HistorySettings) -> Result<Exit> {
             Some("check `--metric`, `--kernel` and `--since`".into()),
         ));
     }
-    super::print(&crate::render::history::render(&h, common.format, &common.style)?)?;
+    super::print(&crate::render::render_history(&h, common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }
 

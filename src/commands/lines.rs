@@ -35,7 +35,7 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
         Format::Html => {
             crate::render::html::Lines { context: context(&report, &mut sources) }.render(&report, &common.style)?
         }
-        f => crate::render::lines::render(&report, f, &common.style)?,
+        f => crate::render::render_lines(&report, f, &common.style)?,
     };
     super::print(&text)?;
     if let Some(path) = &s.sarif {

@@ -60,3 +60,23 @@ pub(crate) fn print(text: &str) -> Result<()> {
         _ => Ok(()),
     }
 }
+
+/// What every pattern of a run is measured with (`progress`: draw ncu's progress bar).
+pub(super) fn profiler<'a>(
+    common: &'a Common,
+    ncu: &'a crate::tools::ncu::Ncu,
+    s: &'a crate::settings::RunSettings,
+    model: &'a crate::model::ModelSettings,
+    progress: bool,
+) -> crate::profile::Profiler<'a> {
+    crate::profile::Profiler {
+        ncu,
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        settings: &s.profiler,
+        rep_reader: common.rep_reader,
+        model,
+        env: &[],
+        progress,
+    }
+}

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::model::{predicted_rows, ModelSettings};
 use crate::patterns::variants;
-use crate::profile::{measure, run_record, Profiler};
+use crate::profile::{measure, run_record};
 use crate::render::render;
 use crate::results::{Provenance, Results};
 use crate::settings::{Backend, Common, RunSettings};
@@ -116,7 +116,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
     let mut results = Results::new(prov, Vec::new());
     let mut failed: Vec<Error> = Vec::new();
-    let profiler = profiler(common, &ncu, s, model, true);
+    let profiler = super::profiler(common, &ncu, s, model, true);
     for b in &built {
         if let Err(e) = cancel::check() {
             dir.save_results(&results)?;
@@ -154,26 +154,6 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     tracing::info!(run = %dir.path.display(), "saved");
     let exit = failed.first().map_or(Exit::Ok, Error::exit);
     Ok((results, exit))
-}
-
-/// What every pattern of a run is measured with (`progress`: draw ncu's progress bar).
-pub(super) fn profiler<'a>(
-    common: &'a Common,
-    ncu: &'a Ncu,
-    s: &'a RunSettings,
-    model: &'a ModelSettings,
-    progress: bool,
-) -> Profiler<'a> {
-    Profiler {
-        ncu,
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        settings: &s.profiler,
-        rep_reader: common.rep_reader,
-        model,
-        env: &[],
-        progress,
-    }
 }
 
 /// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.

@@ -71,7 +71,7 @@ pub(crate) fn measured(
         failed: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
     };
-    let base = super::run::profiler(common, &ncu, s, model, false);
+    let base = super::profiler(common, &ncu, s, model, false);
     let workers = (gpus.iter())
         .map(|g| Ok(Worker { gpu: g.clone(), env: pin(g, &common.tmp)?, profiler: base, exes: &exes[&g.arch()] }))
         .collect::<Result<Vec<_>>>()?;
@@ -87,7 +87,7 @@ pub(crate) fn measured(
             format!("no GPU could profile {}", names.join(", ")),
             "`coalprof doctor` says what each GPU lacks",
         );
-        crate::messages::error(&e);
+        crate::messages::error(&e, e.hint());
         failed.push(e);
     }
     let order = |p: &Option<String>| s.patterns.iter().position(|x| Some(x.name()) == p.as_deref());

@@ -45,7 +45,7 @@ pub(crate) fn annotations(report: &Report) -> String {
 fn annotation(c: &Check) -> String {
     let command = if c.verdict == Verdict::Fail { "error" } else { "warning" };
     let mut props = Vec::new();
-    if let Some(loc) = &c.location {
+    if let Some(loc) = c.place() {
         props.push(format!("file={}", escape_property(&loc.file.display().to_string())));
         if let Some(line) = loc.line {
             props.push(format!("line={line}"));

@@ -76,7 +76,7 @@ fn case(w: &mut Writer<Vec<u8>>, c: &Check) -> io::Result<()> {
     let classname = clean(&format!("coalprof.{}.{}", c.arch, c.row));
     let name = clean(&c.metric);
     let mut attrs = vec![("classname", classname), ("name", name), ("time", "0".to_string())];
-    if let Some(loc) = &c.location {
+    if let Some(loc) = c.place() {
         attrs.push(("file", clean(&loc.file.display().to_string())));
         attrs.extend(loc.line.map(|l| ("line", l.to_string())));
     }

@@ -71,12 +71,21 @@ pub(crate) struct Check {
     pub message: String,
     /// The whole explanation (JUnit failure bodies, summaries).
     pub details: String,
-    /// The rule to blame, for annotations (`metrics.toml`, line).
+    /// The rule that decided it (`metrics.toml`, line).
     #[serde(skip)]
     pub location: Option<Location>,
+    /// The code it is about, where the inputs know: a line row's line, or the worst source line
+    /// of the row's kernel. Annotations and JUnit cases point here, else at the rule.
+    #[serde(skip)]
+    pub source: Option<Location>,
 }
 
 impl Check {
+    /// Where an annotation goes: the code, else the rule.
+    pub(crate) fn place(&self) -> Option<&Location> {
+        self.source.as_ref().or(self.location.as_ref())
+    }
+
     /// Relative change against the baseline (`0.25` for +25%), when both values exist and b ≠ 0.
     pub(crate) fn change(&self) -> Option<f64> {
         match (self.current, self.baseline) {
@@ -228,7 +237,7 @@ pub(crate) fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Bas
             }
             let b = baseline.and_then(|bl| bl.get(&arch, &key, &metric));
             let mut check = check_row(&arch, &key, row, &metric, &eff, b, baseline.is_some());
-            check.location = source_place(inputs, row).or(check.location);
+            check.source = source_place(inputs, row);
             checks.push(check);
         }
         matched_rows += usize::from(checks.len() > before);
@@ -480,6 +489,7 @@ fn finish(
         message,
         details: details.join("\n"),
         location,
+        source: None,
     }
 }
 
@@ -520,6 +530,7 @@ fn missing_checks(
                     ),
                     message,
                     location: Some(rule.location.clone()),
+                    source: None,
                 });
             }
         }

@@ -14,23 +14,27 @@ pub(crate) fn line_label(r: &LineRow) -> Option<String> {
 /// One result row per source line and access kind of the report (instruction rows without a
 /// line are left out), with every per-line counter and metric the derivation gave it.
 pub(crate) fn rows(report: &LineReport) -> Vec<Row> {
-    report
-        .rows
-        .iter()
-        .filter_map(|r| {
-            let mut row = Row::new(r.kernel.clone(), Source::Measured);
-            row.line = Some(line_label(r)?);
-            row.op = r.op.clone();
-            row.id = r.launch;
-            row.launches = r.launches;
-            row.rank = r.rank;
-            row.metrics = r.metrics.clone();
-            if let Some(d) = &r.diagnosis {
-                row.notes.push(d.clone());
-            }
-            Some(row)
-        })
-        .collect()
+    report.rows.iter().filter_map(row).collect()
+}
+
+/// The result row of one line row, if it has a line.
+fn row(r: &LineRow) -> Option<Row> {
+    let mut row = Row::new(r.kernel.clone(), Source::Measured);
+    row.line = Some(line_label(r)?);
+    row.op = r.op.clone();
+    row.id = r.launch;
+    row.launches = r.launches;
+    row.rank = r.rank;
+    row.metrics = r.metrics.clone();
+    if let Some(d) = &r.diagnosis {
+        row.notes.push(d.clone());
+    }
+    Some(row)
+}
+
+/// The gate's key of a line row (`kernel @ file:line (op)`): the one [`Row::key`] gives its row.
+pub(crate) fn row_key(r: &LineRow) -> Option<String> {
+    Some(row(r)?.key())
 }
 
 /// The report's rows that have a line, as the run's worst lines (the report is already cut to

@@ -195,7 +195,7 @@ pub(crate) fn worst_lines(
     let launches = match crate::lines::read(reports) {
         Ok(l) => l,
         Err(e) => {
-            tracing::warn!("no per-line attribution: {e}");
+            crate::messages::warning(format!("no per-line attribution: {e}"));
             return Vec::new();
         }
     };
@@ -204,7 +204,7 @@ pub(crate) fn worst_lines(
     let lines = match crate::lines::build(launches, &opts, catalogue, &mut sources, &mut |_| None) {
         Ok(l) => l,
         Err(e) => {
-            tracing::warn!("no per-line attribution: {e}");
+            crate::messages::warning(format!("no per-line attribution: {e}"));
             return Vec::new();
         }
     };
@@ -219,11 +219,11 @@ pub(crate) fn worst_lines(
 pub(crate) fn source_counters(ncu: &Ncu) -> bool {
     let yes = ncu.has_section("SourceCounters");
     if !yes {
-        tracing::warn!(
+        crate::messages::warning(format!(
             "{} has no SourceCounters section: the report will carry no per-instruction counters \
              (`coalprof lines` needs them)",
             ncu.path.display()
-        );
+        ));
     }
     yes
 }
@@ -302,10 +302,10 @@ fn report_records(
                 let records = launches.map(|l| l.map(|l| l.record)).collect::<std::result::Result<Vec<_>, _>>();
                 return records.map_err(|e| Error::input(report, e.to_string()));
             }
-            Err(ReadError::UnknownVersion { version }) => tracing::warn!(
+            Err(ReadError::UnknownVersion { version }) => crate::messages::warning(format!(
                 "{}: report format version {version} is not one the native reader knows; reading it with `ncu --import`",
                 report.display()
-            ),
+            )),
             Err(e) => return Err(Error::input(report, e.to_string())),
         }
     }

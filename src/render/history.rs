@@ -7,7 +7,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
 use maud::{html, Markup};
 
-use super::{Column, Format, Style};
+use super::{Column, Style};
 use crate::error::{Error, Result};
 use crate::frame::history::{History, Series};
 
@@ -17,24 +17,12 @@ pub(crate) const SCHEMA: &str = "coalprof-history/1";
 /// Series drawn in one SVG at most (the rest are counted, not drawn).
 const MAX_PLOTS: usize = 200;
 
-/// Render `h` in `format`.
-pub(crate) fn render(h: &History, format: Format, style: &Style) -> Result<String> {
-    match format {
-        Format::Table | Format::Markdown => Ok(table(h, style)),
-        Format::Csv => csv(h),
-        Format::Json => json(h),
-        Format::Svg => Ok(svg(h, style)),
-        Format::Html => Ok(super::html::history(h, style)),
-        other => Err(other.unsupported("history")),
-    }
-}
-
 /// The column of `metric`, or a plain one.
 pub(crate) fn column(style: &Style, metric: &str) -> Column {
     style.columns.iter().find(|c| c.key == metric).cloned().unwrap_or_else(|| Column::plain(metric))
 }
 
-fn table(h: &History, style: &Style) -> String {
+pub(crate) fn table(h: &History, style: &Style) -> String {
     let mut out = format!("{} run(s), {} series\n", h.runs.len(), h.series.len());
     for (i, r) in h.runs.iter().enumerate() {
         out.push_str(&format!("  #{:<3} {}  {}  {}\n", i + 1, r.time, r.commit_label(), r.name));
@@ -82,7 +70,7 @@ pub(crate) fn changed(h: &History, s: &Series, c: &Column) -> String {
     format!("#{} {}: {} → {}", p.run + 1, run.commit_label(), c.format.show(before), c.format.show(p.value))
 }
 
-fn csv(h: &History) -> Result<String> {
+pub(crate) fn csv(h: &History) -> Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let enc = |e: csv::Error| Error::encoding("CSV", e);
     w.write_record(["run", "time", "commit", "branch", "dirty", "key", "kernel", "metric", "value"]).map_err(enc)?;
@@ -108,7 +96,7 @@ fn csv(h: &History) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn json(h: &History) -> Result<String> {
+pub(crate) fn json(h: &History) -> Result<String> {
     let doc = serde_json::json!({ "schema": SCHEMA, "runs": h.runs, "series": h.series });
     Ok(serde_json::to_string_pretty(&doc).map_err(|e| Error::encoding("JSON", e))? + "\n")
 }
@@ -166,7 +154,7 @@ pub(crate) fn multiples(h: &History, series: &[&Series], style: &Style) -> Marku
     }
 }
 
-fn svg(h: &History, style: &Style) -> String {
+pub(crate) fn svg(h: &History, style: &Style) -> String {
     let all: Vec<&Series> = h.series.iter().collect();
     format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n", multiples(h, &all, style).into_string())
 }

@@ -149,3 +149,33 @@ pub fn safe_name(s: &str) -> String {
     }
     out
 }
+
+/// The exporter of the line report in `format`. Chosen here, above both `lines/` and `html/`,
+/// so that neither names the other's formats (no cycle between the rooms).
+pub(crate) fn lines_exporter(format: Format) -> Box<dyn lines::LinesExporter> {
+    match format {
+        Format::Table => Box::new(lines::table::Table),
+        Format::Markdown => Box::new(lines::markdown::Markdown),
+        Format::Json => Box::new(lines::json::Json),
+        Format::Csv => Box::new(lines::csv::Csv),
+        Format::Html => Box::new(html::Lines { context: Default::default() }),
+        other => Box::new(lines::Unsupported(other)),
+    }
+}
+
+/// Render the line report in `format`.
+pub(crate) fn render_lines(report: &crate::lines::LineReport, format: Format, style: &Style) -> Result<String> {
+    lines_exporter(format).render(report, style)
+}
+
+/// Render `coalprof history` in `format`.
+pub(crate) fn render_history(h: &crate::frame::history::History, format: Format, style: &Style) -> Result<String> {
+    match format {
+        Format::Table | Format::Markdown => Ok(history::table(h, style)),
+        Format::Csv => history::csv(h),
+        Format::Json => history::json(h),
+        Format::Svg => Ok(history::svg(h, style)),
+        Format::Html => Ok(html::history(h, style)),
+        other => Err(other.unsupported("history")),
+    }
+}

@@ -1,6 +1,7 @@
-//! The shape of the source tree: the top-level modules of `src/` form no cycle (each step of the
-//! data flow depends only on the steps before it and on shared types), and every file says
-//! what it is for in a `//!` line.
+//! The shape of the source tree, checked: no module cycle at any depth (at every level, the
+//! sibling modules under one parent depend on each other in one direction only), the top-level
+//! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), and every file
+//! says what it is for in a `//!` line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,11 +19,17 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file of `src/` belongs to (`frame` for `src/frame/join.rs`).
-fn module_of(src: &Path, file: &Path) -> String {
+/// The module a file of `src/` is (`["lines", "aggregate"]` for `src/lines/aggregate.rs`,
+/// `["lines"]` for `src/lines/mod.rs`, `[]` for `lib.rs`).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
-    first.trim_end_matches(".rs").to_string()
+    let mut parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let last = parts.pop().unwrap();
+    match last.trim_end_matches(".rs") {
+        "mod" | "lib" | "main" => {}
+        name => parts.push(name.to_string()),
+    }
+    parts
 }
 
 /// The code of a file without comments and without its unit tests (a test may use anything).
@@ -34,27 +41,86 @@ fn code(text: &str) -> String {
     body.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
 }
 
-/// Top-level module → the top-level modules its non-test code names through `crate::`.
-fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
-    let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let module = module_of(&src, &file);
-        if ["lib", "main"].contains(&module.as_str()) || file.file_name().is_some_and(|n| n == "tests.rs") {
-            continue;
-        }
-        let text = code(&std::fs::read_to_string(&file).unwrap());
-        let entry = deps.entry(module.clone()).or_default();
-        for (i, _) in text.match_indices("crate::") {
-            let name: String = text[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            if name != module && !name.is_empty() {
-                entry.insert(name);
+fn ident(s: &str) -> String {
+    s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+}
+
+/// Every path a file's code names from `crate::`, `super::` or `self::`, absolute (`crate::a::{b,
+/// c}` gives `a::b` and `a::c`; `super::` of `lines::aggregate` is `lines`).
+fn paths(module: &[String], text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        for (i, _) in text.match_indices(start) {
+            if i > 0 && text[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue; // a later segment (`super::super::`), or part of a longer name
+            }
+            let mut prefix: Vec<String> = match start {
+                "crate::" => Vec::new(),
+                "super::" => module[..module.len().saturating_sub(1)].to_vec(),
+                _ => module.to_vec(),
+            };
+            let mut rest = &text[i + start.len()..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                prefix.pop();
+                rest = r;
+            }
+            loop {
+                if let Some(group) = rest.strip_prefix('{') {
+                    let end = group.find('}').unwrap_or(group.len());
+                    for part in group[..end].split(',') {
+                        let name = ident(part.trim());
+                        if !name.is_empty() {
+                            out.push(prefix.iter().cloned().chain([name]).collect());
+                        }
+                    }
+                    break;
+                }
+                let name = ident(rest);
+                if name.is_empty() {
+                    out.push(prefix.clone());
+                    break;
+                }
+                rest = &rest[name.len()..];
+                prefix.push(name);
+                match rest.strip_prefix("::") {
+                    Some(r) => rest = r,
+                    None => {
+                        out.push(prefix.clone());
+                        break;
+                    }
+                }
             }
         }
     }
-    deps
+    out
+}
+
+/// Parent module → (child → the siblings it depends on), from every file's code.
+type Graph = BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>>;
+
+fn graph() -> Graph {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(&src, f)).collect();
+    let mut g = Graph::new();
+    for file in files.iter().filter(|f| f.file_name().is_some_and(|n| n != "tests.rs")) {
+        let module = module_of(&src, file);
+        let text = code(&std::fs::read_to_string(file).unwrap());
+        for path in paths(&module, &text) {
+            // The module a path lands in: its longest prefix that is a module.
+            let Some(target) = (0..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains(p)) else {
+                continue;
+            };
+            let common = module.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            if common == module.len() || common == target.len() {
+                continue; // a module and its ancestors or descendants
+            }
+            let siblings = g.entry(module[..common].to_vec()).or_default();
+            siblings.entry(module[common].clone()).or_default().insert(target[common].clone());
+        }
+    }
+    g
 }
 
 /// A cycle through `start`, if there is one (depth-first search).
@@ -86,10 +152,19 @@ fn cycle_through(deps: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Opti
 }
 
 #[test]
-fn the_top_level_modules_form_no_cycle() {
-    let deps = dependencies();
-    assert!(deps.contains_key("frame") && deps["frame"].contains("results"), "the scan sees the tree: {deps:?}");
-    let cycles: Vec<String> = deps.keys().filter_map(|m| cycle_through(&deps, m)).map(|c| c.join(" → ")).collect();
+fn no_module_cycle_at_any_depth() {
+    let g = graph();
+    assert!(g[&Vec::<String>::new()]["frame"].contains("results"), "the scan sees the tree: {g:?}");
+    assert!(g.keys().any(|p| p.len() == 1), "the scan sees nested modules: {:?}", g.keys().collect::<Vec<_>>());
+    let mut cycles = Vec::new();
+    for (parent, deps) in &g {
+        for m in deps.keys() {
+            if let Some(c) = cycle_through(deps, m) {
+                let at = if parent.is_empty() { "crate".to_string() } else { parent.join("::") };
+                cycles.push(format!("in {at}: {}", c.join(" → ")));
+            }
+        }
+    }
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
 }
 
@@ -99,6 +174,58 @@ fn the_cycle_check_can_fail() {
         [("a".to_string(), BTreeSet::from(["b".to_string()])), ("b".to_string(), BTreeSet::from(["a".to_string()]))]
             .into();
     assert_eq!(cycle_through(&deps, "a"), Some(vec!["a".into(), "b".into(), "a".into()]));
+    let nested = paths(&["lines".into(), "aggregate".into()], "use super::cubin::X; use crate::frame::{a, b};");
+    assert_eq!(
+        nested,
+        [
+            vec!["frame".to_string(), "a".into()],
+            vec!["frame".into(), "b".into()],
+            vec!["lines".into(), "cubin".into(), "X".into()]
+        ]
+    );
+}
+
+/// The top-level graph as ARCHITECTURE.md's `module-graph` block writes it: `a → b, c` per line.
+fn documented() -> BTreeMap<String, BTreeSet<String>> {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let start = text.find("```text module-graph\n").expect("ARCHITECTURE.md has a ```text module-graph block");
+    let block = &text[start..];
+    let body = &block[block.find('\n').unwrap() + 1..block[3..].find("```").unwrap() + 3];
+    let mut out = BTreeMap::new();
+    for line in body.lines().filter(|l| !l.trim().is_empty()) {
+        let (from, to) = line.split_once('→').unwrap_or((line, ""));
+        let to: BTreeSet<String> = to.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+        out.insert(from.trim().to_string(), to);
+    }
+    out
+}
+
+#[test]
+fn architecture_md_draws_the_module_graph_the_code_has() {
+    let actual: BTreeMap<String, BTreeSet<String>> = graph().remove(&Vec::new()).unwrap_or_default();
+    let drawn = documented();
+    let show = |g: &BTreeMap<String, BTreeSet<String>>| {
+        g.iter()
+            .map(|(k, v)| format!("{k} → {}", v.iter().cloned().collect::<Vec<_>>().join(", ")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // Every module with no dependency is listed too, so a new module cannot slip in unseen.
+    let mut actual = actual;
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in &files {
+        if let Some(top) = module_of(&src, f).first() {
+            actual.entry(top.clone()).or_default();
+        }
+    }
+    assert_eq!(
+        drawn,
+        actual,
+        "ARCHITECTURE.md's module-graph block must read:\n```text module-graph\n{}\n```",
+        show(&actual)
+    );
 }
 
 #[test]

@@ -222,11 +222,8 @@ fn a_compare_page_marks_what_got_worse_by_the_catalogues_direction() {
 fn a_failing_checks_page_names_verdicts_rules_and_source_lines() {
     let Some(chromium) = chromium("html: failing_check_page") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let rules = write(
-        dir.path(),
-        "rules.toml",
-        b"[[gate]]\nmatch = \"*\"\nmetric = \"line_global_load_sectors_per_request\"\nmax = 1.0\n",
-    );
+    let rules =
+        write(dir.path(), "rules.toml", b"[[gate]]\nmatch = \"*\"\nmetric = \"line_sectors_per_request\"\nmax = 1.0\n");
     let report = fixture(CUTLASS);
     let check = |format: &str| {
         let out = coalprof()

@@ -143,7 +143,9 @@ pub(super) fn convert(
             instanced.iter().filter(|(n, _)| SOURCE_METRICS.contains(&&**n)).map(|(n, _)| n.clone()).collect();
     }
     let source = r.source.as_deref().map(SourceData::decode).transpose().unwrap_or_else(|e| {
-        tracing::warn!("a launch's module reference does not parse ({e}); its source counters lack the module");
+        crate::messages::warning(format!(
+            "a launch's module reference does not parse ({e}); its source counters lack the module"
+        ));
         None
     });
     if let Some(src) = source {

@@ -4,14 +4,38 @@
 //! excess, the diagnosis under it, and SASS rows under a line for instruction rows. What has no
 //! line is listed as instructions.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use maud::{html, Markup};
 
-use super::lines::{Context, FileText};
 use super::num;
 use crate::lines::LineRow;
 use crate::render::columns::thousands;
+
+/// A source file's text, or why it is not shown.
+#[derive(Debug, Clone)]
+pub(crate) enum FileText {
+    Lines(Vec<String>),
+    Unavailable(String),
+}
+
+/// The files the rows name, as the line tables name them: what the heat view shows around
+/// each line. Gathered by the command from the same lookup that found each row's code.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Context {
+    pub files: HashMap<String, FileText>,
+}
+
+impl Context {
+    /// The file's lines, or why there are none.
+    pub(crate) fn insert(&mut self, file: &str, lines: Option<Vec<String>>, why: impl FnOnce() -> String) {
+        let text = match lines {
+            Some(l) => FileText::Lines(l),
+            None => FileText::Unavailable(why()),
+        };
+        self.files.insert(file.to_string(), text);
+    }
+}
 
 /// Lines of code shown around each hot line.
 const AROUND: u32 = 2;

@@ -1,41 +1,15 @@
 //! The page of `coalprof lines --format html`: the notices, then per kernel (or launch) its
 //! worst lines as a heat view over the code, and the whole table of its rows.
 
-use std::collections::HashMap;
-
 use maud::html;
 
 use super::heat::heat;
+pub(crate) use super::heat::Context;
 use super::{anchor, num, page};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 use crate::render::lines::{kernels, location, LinesExporter, COLUMNS};
 use crate::render::Style;
-
-/// A source file's text, or why it is not shown.
-#[derive(Debug, Clone)]
-pub(crate) enum FileText {
-    Lines(Vec<String>),
-    Unavailable(String),
-}
-
-/// The files the rows name, as the line tables name them: what the heat view shows around
-/// each line. Gathered by the command from the same lookup that found each row's code.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Context {
-    pub files: HashMap<String, FileText>,
-}
-
-impl Context {
-    /// The file's lines, or why there are none.
-    pub(crate) fn insert(&mut self, file: &str, lines: Option<Vec<String>>, why: impl FnOnce() -> String) {
-        let text = match lines {
-            Some(l) => FileText::Lines(l),
-            None => FileText::Unavailable(why()),
-        };
-        self.files.insert(file.to_string(), text);
-    }
-}
 
 /// The lines page, with the code around each line from `context`.
 pub(crate) struct Lines {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::lines::LineReport;
 use crate::render::Style;
 
-pub(super) struct Csv;
+pub(crate) struct Csv;
 
 impl LinesExporter for Csv {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {

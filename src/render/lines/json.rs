@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::lines::LineReport;
 use crate::render::Style;
 
-pub(super) struct Json;
+pub(crate) struct Json;
 
 impl LinesExporter for Json {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 use crate::render::Style;
 
-pub(super) struct Markdown;
+pub(crate) struct Markdown;
 
 impl LinesExporter for Markdown {
     fn render(&self, report: &LineReport, _: &Style) -> Result<String> {

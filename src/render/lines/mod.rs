@@ -2,10 +2,10 @@
 //! results table. Every format renders the same [`LineReport`]; table, markdown and CSV share
 //! the column model below.
 
-mod csv;
-mod json;
-mod markdown;
-mod table;
+pub(crate) mod csv;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod table;
 
 use super::columns::thousands;
 use super::{Format, Style};
@@ -17,29 +17,13 @@ pub(crate) trait LinesExporter {
     fn render(&self, report: &LineReport, style: &Style) -> Result<String>;
 }
 
-pub(crate) fn exporter(format: Format) -> Box<dyn LinesExporter> {
-    match format {
-        Format::Table => Box::new(table::Table),
-        Format::Markdown => Box::new(markdown::Markdown),
-        Format::Json => Box::new(json::Json),
-        Format::Csv => Box::new(csv::Csv),
-        Format::Html => Box::new(super::html::Lines { context: Default::default() }),
-        other => Box::new(Unsupported(other)),
-    }
-}
-
 /// A format the line report is not written in (benchmark exports and SVG are for results).
-struct Unsupported(Format);
+pub(crate) struct Unsupported(pub(crate) Format);
 
 impl LinesExporter for Unsupported {
     fn render(&self, _: &LineReport, _: &Style) -> Result<String> {
         Err(self.0.unsupported("lines"))
     }
-}
-
-/// Render `report` in `format`.
-pub(crate) fn render(report: &LineReport, format: Format, style: &Style) -> Result<String> {
-    exporter(format).render(report, style)
 }
 
 /// The rows of each kernel (or launch), in report order.

@@ -9,7 +9,7 @@ use crate::lines::LineReport;
 use crate::render::table::shorten;
 use crate::render::Style;
 
-pub(super) struct Table;
+pub(crate) struct Table;
 
 impl LinesExporter for Table {
     fn render(&self, report: &LineReport, style: &Style) -> Result<String> {
