@@ -128,6 +128,8 @@ pub(crate) enum BackendArg {
     Ncu,
     /// Predict with the address model, anywhere.
     Model,
+    /// Execute the kernels in GPGPU-Sim (no GPU; `scripts/install-sim.sh`), compared with the model.
+    Sim,
 }
 
 #[derive(Debug, Args)]
@@ -136,7 +138,8 @@ pub(crate) struct RunArgs {
     pub patterns: PatternChoice,
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2).
+    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `64K` under
+    /// `--backend sim`, which the simulator finishes in seconds).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
     #[command(flatten)]

@@ -136,6 +136,10 @@ pub(crate) struct Env {
     pub tmp: PathBuf,
     /// This coalprof executable (what a Slurm task runs).
     pub exe: Option<PathBuf>,
+    /// `COALPROF_GPGPUSIM`: GPGPU-Sim's install folder.
+    pub gpgpusim: Option<PathBuf>,
+    /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit for the simulator.
+    pub cuda11: Option<PathBuf>,
 }
 
 impl Env {
@@ -153,6 +157,8 @@ impl Env {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             tmp: std::env::temp_dir(),
             exe: std::env::current_exe().ok(),
+            gpgpusim: var("COALPROF_GPGPUSIM").map(PathBuf::from),
+            cuda11: var("CUDA11_HOME").map(PathBuf::from),
         }
     }
 }
@@ -175,6 +181,7 @@ pub(crate) enum Backend {
     Auto,
     Ncu,
     Model,
+    Sim,
 }
 
 pub(crate) struct RunSettings {
@@ -292,6 +299,8 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         cuda_home: env.cuda_home.clone(),
         path: env.path.clone(),
         project_tools,
+        gpgpusim: env.gpgpusim.clone(),
+        cuda11: env.cuda11.clone(),
     };
     let ncu_home = env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(std::env::temp_dir()));
     let project = project_root(&env.cwd);
@@ -386,16 +395,24 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
 fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {
     let gpus = if a.scale.gpus.is_empty() { None } else { Some(crate::spread::parse_picks(&a.scale.gpus)?) };
     let slurm = a.scale.slurm.then(|| slurm_settings(a, global, env)).transpose()?;
+    let backend = match a.backend {
+        BackendArg::Auto => Backend::Auto,
+        BackendArg::Ncu => Backend::Ncu,
+        BackendArg::Model => Backend::Model,
+        BackendArg::Sim => Backend::Sim,
+    };
+    if backend == Backend::Sim && gpus.is_some() {
+        return Err(Error::usage(
+            "`--gpus` spreads ncu runs over GPUs; `--backend sim` needs none (`--slurm` spreads sim runs)",
+        ));
+    }
+    let default_size = if backend == Backend::Sim { Sizing::simulated() } else { Sizing::default() };
     Ok(RunSettings {
         gpus,
         slurm,
         patterns: patterns(&a.patterns)?,
-        backend: match a.backend {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Ncu => Backend::Ncu,
-            BackendArg::Model => Backend::Model,
-        },
-        sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or_default(),
+        backend,
+        sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size),
         arch: a.build.arch.as_deref().map(parse_arch).transpose()?,
         profiler: profiler(&a.profiler, a.warmup, a.repeats),
         l2_fetch_bytes: a.model.l2_fetch.parse().map_err(|_| Error::usage("`--l2-fetch` takes 32, 64 or 128"))?,

@@ -33,6 +33,7 @@ fn run_here(common: &Common, s: &RunSettings) -> Result<(Results, Exit)> {
     let model = ModelSettings { l2_fetch_bytes: s.l2_fetch_bytes };
     let (results, exit) = match (backend, &s.gpus) {
         (Backend::Model, _) => (predicted(common, s, &model, notice)?, Exit::Ok),
+        (Backend::Sim, _) => super::simulate::run(common, s, &model)?,
         (_, Some(picks)) => super::spread::measured(common, s, &model, picks)?,
         _ => measured(common, s, &model)?,
     };

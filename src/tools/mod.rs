@@ -5,6 +5,7 @@
 //! its exit status and its stderr.
 
 pub mod cuobjdump;
+pub mod gpgpusim;
 pub(crate) mod locate;
 pub mod ncu;
 pub mod nvcc;
