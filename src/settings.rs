@@ -186,6 +186,8 @@ pub(crate) enum Backend {
 
 pub(crate) struct RunSettings {
     pub patterns: Vec<Pattern>,
+    /// `--variant`: only these variants (empty: every variant of the patterns).
+    pub variants: Vec<String>,
     pub backend: Backend,
     pub sizing: Sizing,
     pub arch: Option<String>,
@@ -201,6 +203,8 @@ pub(crate) struct RunSettings {
 }
 
 pub(crate) struct ProfileSettings {
+    /// `--backend sim`: run the program in GPGPU-Sim instead of under ncu.
+    pub simulate: bool,
     /// Where the program's sources are found (the current folder): the report's worst lines.
     pub source_root: PathBuf,
     pub kernel: Option<String>,
@@ -407,10 +411,13 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
         ));
     }
     let default_size = if backend == Backend::Sim { Sizing::simulated() } else { Sizing::default() };
+    let patterns = patterns(&a.patterns)?;
+    let variants = only_variants(&a.variant, &patterns, backend)?;
     Ok(RunSettings {
         gpus,
         slurm,
-        patterns: patterns(&a.patterns)?,
+        patterns,
+        variants,
         backend,
         sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size),
         arch: a.build.arch.as_deref().map(parse_arch).transpose()?,
@@ -419,6 +426,25 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
         out_base,
         run_id: a.run_id.clone(),
     })
+}
+
+/// `--variant`s, checked against the chosen patterns' variants (empty: all of them).
+fn only_variants(names: &[String], patterns: &[Pattern], backend: Backend) -> Result<Vec<String>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !matches!(backend, Backend::Sim | Backend::Model) {
+        return Err(Error::usage("`--variant` picks variants for `--backend sim` or `--backend model`"));
+    }
+    let known: Vec<String> = (patterns.iter())
+        .flat_map(|&p| crate::patterns::variants(p, Sizing::default()).into_iter().map(|v| v.name))
+        .collect();
+    match names.iter().find(|n| !known.contains(n)) {
+        Some(n) => {
+            Err(Error::usage(format!("no variant `{n}` in the chosen patterns (they have: {})", known.join(", "))))
+        }
+        None => Ok(names.to_vec()),
+    }
 }
 
 /// What each Slurm task is told: this coalprof, the global flags that change its numbers, and
@@ -463,7 +489,14 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
     };
     let (program, args) =
         command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
+    let simulate = matches!(a.backend, crate::cli::ProfileBackendArg::Sim);
+    // The simulator runs the program in its own folder: a relative path is made absolute.
+    let program = match Path::new(program) {
+        p if simulate && p.components().count() > 1 => env.cwd.join(p),
+        p => p.to_path_buf(),
+    };
     Ok(ProfileSettings {
+        simulate,
         source_root: env.cwd.clone(),
         kernel: a.kernel.clone(),
         launch_skip: a.launch_skip,
@@ -471,7 +504,7 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
         grouping: if a.per_launch { Grouping::PerLaunch } else { Grouping::PerKernel },
         profiler: profiler(&a.profiler, 0, 1),
         out_base,
-        program: PathBuf::from(program),
+        program,
         args: args.to_vec(),
         per_rank,
     })

@@ -64,7 +64,9 @@ fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Op
     results.notices.extend(notice);
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "model", &common.style)?;
     for &pattern in &s.patterns {
-        let (plan, model) = (variants(pattern, s.sizing), *model);
+        let mut plan = variants(pattern, s.sizing);
+        plan.retain(|v| s.variants.is_empty() || s.variants.contains(&v.name));
+        let model = *model;
         let mut rows = cancel::race(move || predicted_rows(&plan, &model))?;
         common.derivation.apply(&mut rows)?;
         results.rows.extend(rows);

@@ -38,10 +38,10 @@ pub const SPACE: &[&str] = &["memory_type"];
 /// Load, store or atomic.
 pub const ACCESS: &[&str] = &["memory_access_type"];
 
-const GLOBAL: u32 = 4;
-const SHARED: u32 = 16;
-const LOAD: u32 = 2;
-const STORE: u32 = 4;
+pub(crate) const GLOBAL: u32 = 4;
+pub(crate) const SHARED: u32 = 16;
+pub(crate) const LOAD: u32 = 2;
+pub(crate) const STORE: u32 = 4;
 
 /// The counters of one instruction (or of several, summed).
 #[derive(Debug, Clone, Default, PartialEq)]

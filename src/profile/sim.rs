@@ -36,6 +36,8 @@ pub(crate) struct Simulator<'a> {
     pub model: &'a ModelSettings,
     /// Per simulator process.
     pub timeout: Duration,
+    /// Only these variants (`--variant`; empty: all).
+    pub only: &'a [String],
 }
 
 /// One pattern simulated: its rows, and how long the simulator took per variant.
@@ -51,7 +53,11 @@ pub(crate) fn device_name() -> String {
 
 /// Simulate every variant of `pattern` (built for the simulator as `exe`) into `dir`.
 pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulator, dir: &RunDir) -> Result<Simulated> {
-    let plan = sim_variants(pattern, sizing);
+    let mut plan = sim_variants(pattern, sizing);
+    plan.retain(|v| s.only.is_empty() || s.only.contains(&v.name));
+    if plan.is_empty() {
+        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new() });
+    }
     let stem = pattern.source_stem();
     let mut entries: Vec<Entry> = Vec::new();
     let mut records = Vec::new();
@@ -253,6 +259,54 @@ pub(crate) fn kernel_records(run: &SimRun, catalogue: &Catalogue) -> Vec<LaunchR
         out.push(r);
     }
     out
+}
+
+/// The simulation folder of a run folder `profile --backend sim` saved (its `sim/`), or the
+/// folder itself when it holds the simulator's statistics.
+pub(crate) fn sim_folder(path: &Path) -> Option<std::path::PathBuf> {
+    let stats = crate::tools::gpgpusim::STATS_FILE;
+    [path.join("sim"), path.to_path_buf()].into_iter().find(|d| d.join(stats).is_file())
+}
+
+/// Each kernel's memory lines (harness kernels left out), named by `names` (mangled →
+/// demangled), for the per-source-line rows.
+pub(crate) fn sim_kernels(run: &SimRun, names: &BTreeMap<String, String>) -> Vec<crate::lines::sim::SimKernel> {
+    let mut by_kernel: BTreeMap<&str, Vec<crate::lines::sim::SimLine>> = BTreeMap::new();
+    for st in &run.stats {
+        let Some(inst) = instruction(run, &st.ptx_file, st.ptx_line) else { continue };
+        let Some(access) = inst.access else { continue };
+        if !inst.is_entry || inst.function.starts_with(HARNESS_PREFIX) {
+            continue;
+        }
+        by_kernel.entry(&inst.function).or_default().push(crate::lines::sim::SimLine {
+            source: inst.source.clone(),
+            ptx: (st.ptx_file.clone(), st.ptx_line),
+            access,
+            stats: st.clone(),
+        });
+    }
+    by_kernel
+        .into_iter()
+        .map(|(k, lines)| crate::lines::sim::SimKernel {
+            kernel: names.get(k).cloned().unwrap_or_else(|| k.to_string()),
+            launches: run.launches.iter().filter(|l| l.kernel == k).count().max(1) as u64,
+            lines,
+        })
+        .collect()
+}
+
+/// Mangled → demangled, for every kernel the run names.
+pub(crate) fn demangled(run: &SimRun, sim: Option<&GpgpuSim>) -> BTreeMap<String, String> {
+    let mut names: Vec<String> =
+        run.stats.iter().filter_map(|s| Some(instruction(run, &s.ptx_file, s.ptx_line)?.function.clone())).collect();
+    names.extend(run.launches.iter().map(|l| l.kernel.clone()));
+    names.sort();
+    names.dedup();
+    let pretty = match sim {
+        Some(sim) => sim.demangle(&names),
+        None => names.clone(),
+    };
+    names.into_iter().zip(pretty).collect()
 }
 
 #[cfg(test)]

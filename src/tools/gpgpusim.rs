@@ -137,20 +137,10 @@ impl GpgpuSim {
         if !out.status.success() {
             return Err(failed(format!("`{}` failed under GPGPU-Sim", program.display()), &out));
         }
-        let stats_path = dir.join(STATS_FILE);
-        let stats_text = std::fs::read_to_string(&stats_path).map_err(|_| {
-            failed(
-                format!(
-                    "`{}` ran under GPGPU-Sim but it wrote no `{STATS_FILE}`: did it launch a kernel?",
-                    program.display()
-                ),
-                &out,
-            )
-        })?;
-        let stats = records::parse_inst_stats(&stats_text)
-            .map_err(|e| failed(format!("`{}`: {e}", stats_path.display()), &out))?;
-        let ptx = read_ptx(dir, &stats);
-        Ok(SimRun { launches: records::launches(&log), log, stats, ptx, elapsed: out.elapsed })
+        let mut run =
+            read_run(dir).map_err(|e| failed(format!("`{}` ran under GPGPU-Sim, but {e}", program.display()), &out))?;
+        run.elapsed = out.elapsed;
+        Ok(run)
     }
 
     /// Demangle C++ kernel names with the toolkit's `cu++filt` (one process for all); a name
@@ -176,6 +166,18 @@ impl GpgpuSim {
             .map(|n| if n.starts_with("_Z") { it.next().unwrap_or_else(|| n.clone()) } else { n.clone() })
             .collect()
     }
+}
+
+/// What a simulation left in its folder (`gpgpusim.log`, the statistics, the PTX), read again:
+/// how `lines` reads a run folder `profile --backend sim` saved.
+pub fn read_run(dir: &Path) -> Result<SimRun, String> {
+    let log = std::fs::read_to_string(dir.join("gpgpusim.log")).unwrap_or_default();
+    let stats_path = dir.join(STATS_FILE);
+    let text = std::fs::read_to_string(&stats_path)
+        .map_err(|_| format!("there is no `{}`: did the program launch a kernel?", stats_path.display()))?;
+    let stats = records::parse_inst_stats(&text).map_err(|e| format!("`{}`: {e}", stats_path.display()))?;
+    let ptx = read_ptx(dir, &stats);
+    Ok(SimRun { launches: records::launches(&log), log, stats, ptx, elapsed: Duration::ZERO })
 }
 
 /// The PTX files the statistics name, parsed (a file that is gone is left out: its lines then
