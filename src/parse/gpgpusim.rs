@@ -134,8 +134,7 @@ impl Ptx {
     /// opcodes of their instructions, `.loc` and `.file`.
     pub fn parse(text: &str) -> Ptx {
         let mut files: BTreeMap<u32, String> = BTreeMap::new();
-        // (line, function, is_entry, opcode, .loc file id and line)
-        let mut found: Vec<(u32, String, bool, String, Option<(u32, u32)>)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         let mut function: Option<(String, bool)> = None;
         let mut depth = 0usize;
         let mut loc: Option<(u32, u32)> = None;
@@ -193,6 +192,10 @@ impl Ptx {
         Ptx { instructions }
     }
 }
+
+/// An instruction line before `.file` (at the end of nvcc's PTX) names its files: line,
+/// function, is_entry, opcode, the `.loc` file id and line.
+type Found = (u32, String, bool, String, Option<(u32, u32)>);
 
 fn strip_comment(l: &str) -> &str {
     match l.find("//") {
