@@ -144,6 +144,15 @@ mod tests {
     }
 
     #[test]
+    fn simulated_rows_say_so_in_their_source_and_findings() {
+        let simulated = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
+        let predicted = frame("offset_1", &[("global_load_sectors_per_request", 4.0)]);
+        let rows = compare_as(simulated, predicted, &Catalogue::builtin(), Source::Simulated).unwrap();
+        assert_eq!(rows[0].source, Source::Simulated);
+        assert!(rows[0].findings[0].starts_with("simulated 5.00 global_load_sectors_per_request, predicted 4.00"));
+    }
+
+    #[test]
     fn rows_are_matched_by_variant_not_by_position() {
         let measured = frame("offset_2", &[("global_load_sectors_per_request", 4.0)]);
         let mut predicted = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
