@@ -61,7 +61,7 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
             what: "GPU",
             ok: false,
             detail: "no NVIDIA GPU or driver found (nvidia-smi is missing or lists none)".into(),
-            fix: Some("profile on a machine with an NVIDIA GPU; here `coalprof run --backend model` predicts the metrics, and `coalprof analyze` reads reports made elsewhere".into()),
+            fix: Some("profile on a machine with an NVIDIA GPU; here `coalprof run --backend model` predicts the metrics, `--backend sim` executes the kernels in GPGPU-Sim, and `coalprof analyze` reads reports made elsewhere".into()),
         }),
     }
     // The simulator is an alternative to a GPU, never required: it does not change the exit code.
