@@ -244,9 +244,14 @@ extern "C" __global__ void coalprof_init_zero(uint32_t* __restrict__ p, uint64_t
 }
 
 // Per-block partial sums (in double) of n fp32 or fp16 values; the host adds the partials in
-// block order, so the checksum is deterministic for a given output.
+// block order, so the checksum is deterministic for a given output. At most 1024 blocks, and
+// one per 4096 values below that: a small output (what a simulator runs) gets a small grid.
 constexpr unsigned kChecksumBlocks = 1024;
 constexpr unsigned kChecksumThreads = 256;
+
+inline unsigned checksum_blocks(uint64_t n) {
+    return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(kChecksumBlocks, (n + 4095) / 4096)));
+}
 
 extern "C" __global__ void __launch_bounds__(256)
 coalprof_init_checksum(const void* __restrict__ p, uint64_t n, int is_half, double* __restrict__ partials) {
@@ -502,12 +507,12 @@ class Harness {
 
     // Checksums `n` output values (fp32, or fp16 when is_half) and writes the manifest line.
     void finish(const void* out, uint64_t n, bool is_half) {
-        DeviceBuffer partials(kChecksumBlocks * sizeof(double));
-        coalprof_init_checksum<<<kChecksumBlocks, kChecksumThreads>>>(out, n, is_half ? 1 : 0,
-                                                                     partials.at<double>());
+        const unsigned blocks = checksum_blocks(n);
+        DeviceBuffer partials(blocks * sizeof(double));
+        coalprof_init_checksum<<<blocks, kChecksumThreads>>>(out, n, is_half ? 1 : 0, partials.at<double>());
         CUDA_CHECK(cudaGetLastError());
-        std::vector<double> host(kChecksumBlocks);
-        CUDA_CHECK(cudaMemcpy(host.data(), partials.at<double>(), kChecksumBlocks * sizeof(double),
+        std::vector<double> host(blocks);
+        CUDA_CHECK(cudaMemcpy(host.data(), partials.at<double>(), blocks * sizeof(double),
                               cudaMemcpyDeviceToHost));
         double sum = 0.0;
         for (double x : host) sum += x;

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 #! The test command: installs what the tests need into the project's own `.tools/` (nvcc and
-#! NVIDIA's ncu_report from PyPI, the real ncu 2022.3 from Debian; idempotent, no GPU), starts a
+#! NVIDIA's ncu_report from PyPI, the real ncu 2022.3 from Debian; GPGPU-Sim built from the
+#! vendored source with the CUDA 11.8 toolkit, scripts/install-sim.sh; idempotent, no GPU), starts a
 #! one-node Slurm on loopback (scripts/slurm-local.sh, which apt-installs slurm-wlm and munge
 #! when missing, so it needs root as CI has), then runs every test against the locked
 #! dependencies. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-tools.sh
+# GPGPU-Sim and the CUDA 11.8 toolkit for the sim tests (tests/it/sim.rs); where they cannot be
+# had it prints one SKIPPED line, and those tests say SKIPPED too.
+bash scripts/install-sim.sh
 # A real one-node Slurm for tests/it/slurm.rs (installed by the script when missing). A cluster
 # that cannot start fails here, with the daemons' logs; COALPROF_SKIP_SLURM=1 leaves it out and
 # the Slurm tests then say SKIPPED.

@@ -141,6 +141,8 @@ pub(crate) enum BackendArg {
     Ncu,
     /// Predict with the address model, anywhere.
     Model,
+    /// Execute the kernels in GPGPU-Sim (no GPU; `scripts/install-sim.sh`), compared with the model.
+    Sim,
 }
 
 #[derive(Debug, Args)]
@@ -149,7 +151,12 @@ pub(crate) struct RunArgs {
     pub patterns: PatternChoice,
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2).
+    /// Only these variants of the patterns (`--variant nhd_fp16,hdn_fp16`; `coalprof patterns`
+    /// lists them), with `--backend sim` or `--backend model`.
+    #[arg(long, value_delimiter = ',', value_name = "V[,V…]")]
+    pub variant: Vec<String>,
+    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `64K` under
+    /// `--backend sim`, which the simulator finishes in seconds).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
     #[command(flatten)]
@@ -220,8 +227,18 @@ pub(crate) struct ModelArgs {
     pub l2_fetch: String,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum ProfileBackendArg {
+    /// Under ncu, on the GPU.
+    Ncu,
+    /// In GPGPU-Sim, no GPU (the program built with CUDA 11.8 or older and `-cudart shared`).
+    Sim,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ProfileArgs {
+    #[arg(long, value_enum, default_value_t = ProfileBackendArg::Ncu)]
+    pub backend: ProfileBackendArg,
     /// Only kernels whose function name matches this regex.
     #[arg(long, value_name = "REGEX")]
     pub kernel: Option<String>,

@@ -22,6 +22,19 @@ pub enum Source {
     Measured,
     /// The address model's prediction.
     Predicted,
+    /// The kernel's PTX executed in GPGPU-Sim (`--backend sim`): its per-instruction counters.
+    Simulated,
+}
+
+impl Source {
+    /// The word rows, findings and exports use: `measured`, `predicted`, `simulated`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Source::Measured => "measured",
+            Source::Predicted => "predicted",
+            Source::Simulated => "simulated",
+        }
+    }
 }
 
 /// Metric values keyed by their stable snake_case names.
@@ -61,7 +74,7 @@ pub struct Row {
     /// The variant's parameters by name (`{"stride": 8}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, Value>,
-    /// Measured by ncu or predicted by the model.
+    /// Measured by ncu, predicted by the model, or simulated by GPGPU-Sim.
     pub source: Source,
     /// Every value by catalogue key: raw counters, launch facts and derived metrics.
     pub metrics: Metrics,

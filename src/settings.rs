@@ -144,6 +144,10 @@ pub(crate) struct Env {
     pub tmp: PathBuf,
     /// This coalprof executable (what a Slurm task runs).
     pub exe: Option<PathBuf>,
+    /// `COALPROF_GPGPUSIM`: GPGPU-Sim's install folder.
+    pub gpgpusim: Option<PathBuf>,
+    /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit for the simulator.
+    pub cuda11: Option<PathBuf>,
 }
 
 impl Env {
@@ -161,6 +165,8 @@ impl Env {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             tmp: std::env::temp_dir(),
             exe: std::env::current_exe().ok(),
+            gpgpusim: var("COALPROF_GPGPUSIM").map(PathBuf::from),
+            cuda11: var("CUDA11_HOME").map(PathBuf::from),
         }
     }
 }
@@ -183,10 +189,13 @@ pub(crate) enum Backend {
     Auto,
     Ncu,
     Model,
+    Sim,
 }
 
 pub(crate) struct RunSettings {
     pub patterns: Vec<Pattern>,
+    /// `--variant`: only these variants (empty: every variant of the patterns).
+    pub variants: Vec<String>,
     pub backend: Backend,
     pub sizing: Sizing,
     pub arch: Option<String>,
@@ -202,6 +211,8 @@ pub(crate) struct RunSettings {
 }
 
 pub(crate) struct ProfileSettings {
+    /// `--backend sim`: run the program in GPGPU-Sim instead of under ncu.
+    pub simulate: bool,
     /// Where the program's sources are found (the current folder): the report's worst lines.
     pub source_root: PathBuf,
     pub kernel: Option<String>,
@@ -313,6 +324,8 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         cuda_home: env.cuda_home.clone(),
         path: env.path.clone(),
         project_tools,
+        gpgpusim: env.gpgpusim.clone(),
+        cuda11: env.cuda11.clone(),
     };
     let ncu_home = env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(std::env::temp_dir()));
     let project = project_root(&env.cwd);
@@ -434,22 +447,52 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
 fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {
     let gpus = if a.scale.gpus.is_empty() { None } else { Some(crate::spread::parse_picks(&a.scale.gpus)?) };
     let slurm = a.scale.slurm.then(|| slurm_settings(a, global, env)).transpose()?;
+    let backend = match a.backend {
+        BackendArg::Auto => Backend::Auto,
+        BackendArg::Ncu => Backend::Ncu,
+        BackendArg::Model => Backend::Model,
+        BackendArg::Sim => Backend::Sim,
+    };
+    if backend == Backend::Sim && gpus.is_some() {
+        return Err(Error::usage(
+            "`--gpus` spreads ncu runs over GPUs; `--backend sim` needs none (`--slurm` spreads sim runs)",
+        ));
+    }
+    let default_size = if backend == Backend::Sim { Sizing::simulated() } else { Sizing::default() };
+    let patterns = patterns(&a.patterns)?;
+    let variants = only_variants(&a.variant, &patterns, backend)?;
     Ok(RunSettings {
         gpus,
         slurm,
-        patterns: patterns(&a.patterns)?,
-        backend: match a.backend {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Ncu => Backend::Ncu,
-            BackendArg::Model => Backend::Model,
-        },
-        sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or_default(),
+        patterns,
+        variants,
+        backend,
+        sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size),
         arch: a.build.arch.as_deref().map(parse_arch).transpose()?,
         profiler: profiler(&a.profiler, a.warmup, a.repeats),
         l2_fetch_bytes: a.model.l2_fetch.parse().map_err(|_| Error::usage("`--l2-fetch` takes 32, 64 or 128"))?,
         out_base,
         run_id: a.run_id.clone(),
     })
+}
+
+/// `--variant`s, checked against the chosen patterns' variants (empty: all of them).
+fn only_variants(names: &[String], patterns: &[Pattern], backend: Backend) -> Result<Vec<String>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !matches!(backend, Backend::Sim | Backend::Model) {
+        return Err(Error::usage("`--variant` picks variants for `--backend sim` or `--backend model`"));
+    }
+    let known: Vec<String> = (patterns.iter())
+        .flat_map(|&p| crate::patterns::variants(p, Sizing::default()).into_iter().map(|v| v.name))
+        .collect();
+    match names.iter().find(|n| !known.contains(n)) {
+        Some(n) => {
+            Err(Error::usage(format!("no variant `{n}` in the chosen patterns (they have: {})", known.join(", "))))
+        }
+        None => Ok(names.to_vec()),
+    }
 }
 
 /// What each Slurm task is told: this coalprof, the global flags that change its numbers, and
@@ -494,7 +537,14 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
     };
     let (program, args) =
         command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
+    let simulate = matches!(a.backend, crate::cli::ProfileBackendArg::Sim);
+    // The simulator runs the program in its own folder: a relative path is made absolute.
+    let program = match Path::new(program) {
+        p if simulate && p.components().count() > 1 => env.cwd.join(p),
+        p => p.to_path_buf(),
+    };
     Ok(ProfileSettings {
+        simulate,
         source_root: env.cwd.clone(),
         kernel: a.kernel.clone(),
         launch_skip: a.launch_skip,
@@ -502,7 +552,7 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
         grouping: if a.per_launch { Grouping::PerLaunch } else { Grouping::PerKernel },
         profiler: profiler(&a.profiler, 0, 1),
         out_base,
-        program: PathBuf::from(program),
+        program,
         args: args.to_vec(),
         per_rank,
     })

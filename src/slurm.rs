@@ -82,6 +82,7 @@ fn backend_name(b: Backend) -> &'static str {
         Backend::Auto => "auto",
         Backend::Ncu => "ncu",
         Backend::Model => "model",
+        Backend::Sim => "sim",
     }
 }
 

@@ -47,6 +47,17 @@ pub struct Built {
 
 /// Build `patterns` for `arch` under `cache`, in parallel; already-built ones are reused.
 pub fn build(patterns: &[Pattern], arch: &str, nvcc: &Nvcc, cache: &Path) -> Result<Vec<Built>> {
+    build_with(patterns, arch, nvcc, cache, &[])
+}
+
+/// [`build`] with `extra` nvcc flags (part of the cache key): the simulator's executables.
+pub fn build_with(
+    patterns: &[Pattern],
+    arch: &str,
+    nvcc: &Nvcc,
+    cache: &Path,
+    extra: &'static [&'static str],
+) -> Result<Vec<Built>> {
     let version = nvcc.version()?;
     let width = std::thread::available_parallelism().map_or(2, |n| n.get());
     let limit = Arc::new(Semaphore::new(width));
@@ -54,10 +65,10 @@ pub fn build(patterns: &[Pattern], arch: &str, nvcc: &Nvcc, cache: &Path) -> Res
         .iter()
         .map(|&p| {
             let (nvcc, arch, limit) = (nvcc.clone(), arch.to_string(), limit.clone());
-            let dir = cache.join(&arch).join(format!("{}-{}", p.source_stem(), key(p, &arch, &version)));
+            let dir = cache.join(&arch).join(format!("{}-{}", p.source_stem(), key(p, &arch, &version, extra)));
             crate::runtime::runtime().spawn(async move {
                 let _permit = limit.acquire().await.expect("the semaphore is never closed");
-                build_one(p, &arch, &nvcc, &dir).await
+                build_one(p, &arch, &nvcc, &dir, extra).await
             })
         })
         .collect();
@@ -70,7 +81,7 @@ pub fn build(patterns: &[Pattern], arch: &str, nvcc: &Nvcc, cache: &Path) -> Res
     })
 }
 
-async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path) -> Result<Built> {
+async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path, extra: &[&str]) -> Result<Built> {
     let exe = dir.join(p.source_stem());
     if exe.is_file() {
         tracing::info!(pattern = %p, exe = %exe.display(), "cached");
@@ -87,7 +98,7 @@ async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path) -> Result<Bu
     std::fs::write(&src, source(p)).map_err(|e| Error::write(&src, e))?;
     let out = stage.path().join(p.source_stem());
     tracing::info!(pattern = %p, arch, "compiling");
-    nvcc.compile(&src, arch, &out).await?;
+    nvcc.compile_with(&src, arch, &out, extra).await?;
     // Publish the finished folder in one rename, so a half-built one is never used.
     let staged = stage.keep();
     match std::fs::rename(&staged, dir) {
@@ -101,10 +112,11 @@ async fn build_one(p: Pattern, arch: &str, nvcc: &Nvcc, dir: &Path) -> Result<Bu
 }
 
 /// The cache key: everything that changes the binary.
-fn key(p: Pattern, arch: &str, nvcc_version: &str) -> String {
+fn key(p: Pattern, arch: &str, nvcc_version: &str, extra: &[&str]) -> String {
     let mut h = Sha256::new();
     let headers = HEADERS.iter().map(|(_, text)| *text);
-    for part in std::iter::once(source(p)).chain(headers).chain([FLAGS.join(" ").as_str(), arch, nvcc_version]) {
+    let flags = FLAGS.iter().chain(extra).copied().collect::<Vec<_>>().join(" ");
+    for part in std::iter::once(source(p)).chain(headers).chain([flags.as_str(), arch, nvcc_version]) {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
@@ -125,11 +137,12 @@ mod tests {
 
     #[test]
     fn key_changes_with_every_input() {
-        let a = key(Pattern::Stride, "sm_90", "13.0.88");
-        assert_ne!(a, key(Pattern::Stride, "sm_80", "13.0.88"));
-        assert_ne!(a, key(Pattern::Stride, "sm_90", "13.1.0"));
-        assert_ne!(a, key(Pattern::Offset, "sm_90", "13.0.88"));
-        assert_eq!(a, key(Pattern::Stride, "sm_90", "13.0.88"));
+        let a = key(Pattern::Stride, "sm_90", "13.0.88", &[]);
+        assert_ne!(a, key(Pattern::Stride, "sm_80", "13.0.88", &[]));
+        assert_ne!(a, key(Pattern::Stride, "sm_90", "13.1.0", &[]));
+        assert_ne!(a, key(Pattern::Offset, "sm_90", "13.0.88", &[]));
+        assert_eq!(a, key(Pattern::Stride, "sm_90", "13.0.88", &[]));
+        assert_ne!(a, key(Pattern::Stride, "sm_90", "13.0.88", &["-cudart", "shared"]));
     }
 
     #[test]

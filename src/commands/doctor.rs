@@ -61,9 +61,12 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
             what: "GPU",
             ok: false,
             detail: "no NVIDIA GPU or driver found (nvidia-smi is missing or lists none)".into(),
-            fix: Some("profile on a machine with an NVIDIA GPU; here `coalprof run --backend model` predicts the metrics, and `coalprof analyze` reads reports made elsewhere".into()),
+            fix: Some("profile on a machine with an NVIDIA GPU; here `coalprof run --backend model` predicts the metrics, `--backend sim` executes the kernels in GPGPU-Sim, and `coalprof analyze` reads reports made elsewhere".into()),
         }),
     }
+    // The simulator is an alternative to a GPU, never required: it does not change the exit code.
+    let ready = checks.iter().all(|c| c.ok);
+    checks.push(simulator(common));
     let mut out = String::new();
     for c in &checks {
         out.push_str(&format!("{} {:<10} {}\n", if c.ok { "ok  " } else { "MISS" }, c.what, c.detail));
@@ -72,7 +75,31 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
         }
     }
     super::print(&out)?;
-    Ok(if checks.iter().all(|c| c.ok) { Exit::Ok } else { Exit::ProfilerUnavailable })
+    Ok(if ready { Exit::Ok } else { Exit::ProfilerUnavailable })
+}
+
+/// GPGPU-Sim and its CUDA 11 toolkit (`--backend sim`).
+fn simulator(common: &Common) -> Check {
+    match common.tools.gpgpusim() {
+        Ok(sim) => Check {
+            what: "gpgpu-sim",
+            ok: true,
+            detail: format!(
+                "{} at {}, CUDA {} at {} (`run|profile --backend sim`)",
+                sim.version(),
+                sim.root.display(),
+                sim.nvcc().version().unwrap_or_else(|e| format!("version unknown: {e}")),
+                sim.cuda.display()
+            ),
+            fix: None,
+        },
+        Err(e) => Check {
+            what: "gpgpu-sim",
+            ok: false,
+            detail: format!("{e} (needed only for `--backend sim`: kernels executed without a GPU)"),
+            fix: e.hint().map(str::to_string),
+        },
+    }
 }
 
 /// The NVIDIA driver's `RmProfilingAdminOnly` setting decides whether non-root users may read

@@ -13,6 +13,11 @@ use crate::settings::{Common, LinesSettings};
 use crate::tools::nvdisasm::Nvdisasm;
 
 pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
+    // A run folder of `profile --backend sim`: its lines come from the simulator's statistics.
+    let simulated: Vec<_> = s.reports.iter().filter_map(|p| crate::profile::sim::sim_folder(p)).collect();
+    if !simulated.is_empty() {
+        return super::simulate::lines(common, s, &simulated);
+    }
     let launches = crate::lines::read(&s.reports)?;
     let matched =
         launches.iter().filter(|(r, _)| s.options.kernel.as_ref().is_none_or(|re| re.is_match(&r.kernel))).count();

@@ -13,6 +13,7 @@ pub(crate) mod patterns;
 pub(crate) mod profile;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod simulate;
 pub(crate) mod spread;
 
 use std::io::Write;

@@ -17,6 +17,9 @@ use crate::tools::ncu::ProfileRequest;
 const PARTIAL_RANK: &str = ".partial-rank-";
 
 pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
+    if s.simulate {
+        return super::simulate::profile(common, s);
+    }
     let ncu = common.ncu()?;
     let dir = RunDir::create(&s.out_base, None, "profile", &common.style)?;
     let partial = match &s.per_rank {

@@ -33,6 +33,7 @@ fn run_here(common: &Common, s: &RunSettings) -> Result<(Results, Exit)> {
     let model = ModelSettings { l2_fetch_bytes: s.l2_fetch_bytes };
     let (results, exit) = match (backend, &s.gpus) {
         (Backend::Model, _) => (predicted(common, s, &model, notice)?, Exit::Ok),
+        (Backend::Sim, _) => super::simulate::run(common, s, &model)?,
         (_, Some(picks)) => super::spread::measured(common, s, &model, picks)?,
         _ => measured(common, s, &model)?,
     };
@@ -64,7 +65,9 @@ fn predicted(common: &Common, s: &RunSettings, model: &ModelSettings, notice: Op
     results.notices.extend(notice);
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "model", &common.style)?;
     for &pattern in &s.patterns {
-        let (plan, model) = (variants(pattern, s.sizing), *model);
+        let mut plan = variants(pattern, s.sizing);
+        plan.retain(|v| s.variants.is_empty() || s.variants.contains(&v.name));
+        let model = *model;
         let mut rows = cancel::race(move || predicted_rows(&plan, &model))?;
         common.derivation.apply(&mut rows)?;
         results.rows.extend(rows);

@@ -18,6 +18,11 @@ const DIFF: &str = "::diff";
 
 /// The measured rows, each with its prediction and findings.
 pub(crate) fn compare(measured: Frame, predicted: Frame, catalogue: &Catalogue) -> Result<Vec<Row>> {
+    compare_as(measured, predicted, catalogue, Source::Measured)
+}
+
+/// [`compare`] for rows of another `source` (simulated): the rows and their findings say so.
+pub(crate) fn compare_as(measured: Frame, predicted: Frame, catalogue: &Catalogue, source: Source) -> Result<Vec<Row>> {
     let toleranced: Vec<(&str, f64)> =
         catalogue.derived.iter().filter_map(|(k, d)| Some((k.as_str(), d.tolerance?))).collect();
     let predicted = predicted.with_float_columns(toleranced.iter().map(|(k, _)| *k))?;
@@ -38,7 +43,7 @@ pub(crate) fn compare(measured: Frame, predicted: Frame, catalogue: &Catalogue) 
     let names: Vec<String> = frame.0.get_column_names().iter().map(|n| n.to_string()).collect();
     let is_extra = |n: &str| n.ends_with(PREDICTED) || n.ends_with(DIFF);
     let extra: Vec<&str> = names.iter().map(String::as_str).filter(|n| is_extra(n)).collect();
-    let mut rows = frame.clone().drop_columns(&extra)?.into_rows(Source::Measured)?;
+    let mut rows = frame.clone().drop_columns(&extra)?.into_rows(source)?;
     let patterns = frame.strings(PATTERN)?;
     let variants = frame.strings(VARIANT)?;
     let mut predictions = frame.suffixed(PREDICTED)?;
@@ -53,7 +58,7 @@ pub(crate) fn compare(measured: Frame, predicted: Frame, catalogue: &Catalogue) 
         for (i, row) in rows.iter_mut().enumerate() {
             let (Some(m), Some(p), Some(d)) = (m[i], p[i], d[i]) else { continue };
             if d.is_finite() && d.abs() > tol {
-                row.findings.push(finding(key, m, p, d, tol));
+                row.findings.push(finding(source, key, m, p, d, tol));
             }
         }
     }
@@ -84,9 +89,10 @@ impl Frame {
 }
 
 /// `measured 5.00 global_load_sectors_per_request, predicted 4.00 (+25%, tolerance ±2%): is the base misaligned?`
-fn finding(key: &str, measured: f64, predicted: f64, diff: f64, tolerance: f64) -> String {
+fn finding(source: Source, key: &str, measured: f64, predicted: f64, diff: f64, tolerance: f64) -> String {
     let mut text = format!(
-        "measured {measured:.2} {key}, predicted {predicted:.2} ({:+.0}%, tolerance ±{}%)",
+        "{} {measured:.2} {key}, predicted {predicted:.2} ({:+.0}%, tolerance ±{}%)",
+        source.word(),
         diff * 100.0,
         tolerance * 100.0
     );
@@ -135,6 +141,15 @@ mod tests {
             rows[0].findings[0],
             "measured 5.00 global_load_sectors_per_request, predicted 4.00 (+25%, tolerance ±2%): is the base misaligned, or are lanes inactive?"
         );
+    }
+
+    #[test]
+    fn simulated_rows_say_so_in_their_source_and_findings() {
+        let simulated = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
+        let predicted = frame("offset_1", &[("global_load_sectors_per_request", 4.0)]);
+        let rows = compare_as(simulated, predicted, &Catalogue::builtin(), Source::Simulated).unwrap();
+        assert_eq!(rows[0].source, Source::Simulated);
+        assert!(rows[0].findings[0].starts_with("simulated 5.00 global_load_sectors_per_request, predicted 4.00"));
     }
 
     #[test]

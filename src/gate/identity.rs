@@ -1,7 +1,7 @@
 //! Which baseline section and which name a row is gated under.
 //!
 //! The gate, the baseline and every output must agree on a row's identity, so it is computed in
-//! one place: the architecture section (`sm_90`, or `model` for predicted rows) and the row key
+//! one place: the architecture section (`sm_90`; `model` for predicted rows, `sim` for simulated ones) and the row key
 //! (`pattern/variant`, or the kernel name), disambiguated when one kernel has several launch rows.
 
 use std::collections::BTreeMap;
@@ -16,6 +16,8 @@ pub(crate) type Identified<'a> = (String, String, &'a Row, &'a Provenance);
 pub(crate) fn arch_of(provenance: &Provenance, row: &Row) -> String {
     match row.source {
         Source::Predicted => "model".to_string(),
+        // The simulator's GPU configuration, never a real GPU's section.
+        Source::Simulated => "sim".to_string(),
         Source::Measured => row.placement.as_ref().and_then(|p| p.arch.clone()).unwrap_or_else(|| provenance.arch()),
     }
 }

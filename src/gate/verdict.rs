@@ -357,10 +357,7 @@ fn absent_reason(row: &Row, metric: &str) -> String {
 }
 
 fn source_word(row: &Row) -> &'static str {
-    match row.source {
-        crate::results::Source::Measured => "measured",
-        crate::results::Source::Predicted => "predicted",
-    }
+    row.source.word()
 }
 
 fn absolute(d: &mut Draft, metric: &str, c: f64) {

@@ -339,65 +339,93 @@ pub fn build(
             };
             keyed.entry(key).or_default().add(c);
         }
+        let id = RowId { kernel: g.kernel.clone(), rank: g.rank, launch: g.launch, launches: g.launches };
         for ((loc, off, op), c) in keyed {
-            let (file, line) = loc.map(|l| (Some(l.file), Some(l.line))).unwrap_or_default();
-            let path = file.as_deref().and_then(|f| sources.resolve(f).relative.clone());
-            let source = match (&file, line) {
-                (Some(f), Some(l)) => sources.line(f, l),
-                _ => None,
-            };
             let in_loop = match (c.executions, g.counters.entry_executions) {
                 (Some(e), Some(entry)) => e > entry * 1.01 * f64::from(c.instructions.max(1)),
                 _ => false,
             };
-            let metrics: Metrics = counter_values(&c, total_excess)
-                .into_iter()
-                .filter_map(|(k, v)| Some((k.to_string(), v.filter(|v| v.is_finite())?)))
-                .collect();
-            let row = LineRow {
-                kernel: g.kernel.clone(),
-                rank: g.rank,
-                launch: g.launch,
-                launches: g.launches,
-                file,
-                line,
-                path,
-                pc_offset: off,
-                sass: off.and_then(sass_of),
-                op: Some(op.name().to_string()),
-                kind: Some(op),
-                access_bytes: c.access_bytes,
-                instructions: c.instructions,
-                executions: c.executions,
-                requests: c.requests,
-                tag_requests: c.tag_requests,
-                sectors: c.sectors,
-                ideal_sectors: c.ideal_sectors,
-                excess_sectors: c.excess_sectors,
-                shared_wavefronts: c.shared_wavefronts,
-                shared_ideal_wavefronts: c.shared_ideal_wavefronts,
-                shared_excess_wavefronts: c.shared_excess_wavefronts(),
-                source,
-                metrics,
-                ..LineRow::default()
-            };
+            let place = loc.map(|l| (l.file, l.line));
+            let row = line_row(&id, place, off, off.and_then(sass_of), op, &c, total_excess, sources);
             rows.push((gi, in_loop, row));
         }
     }
     let rows = finish(rows, &derivation, opts.top)?;
-    let unresolved: Vec<String> = {
-        let mut v: Vec<String> = rows.iter().filter(|r| r.source.is_none()).filter_map(|r| r.file.clone()).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    if !unresolved.is_empty() {
-        notices.push(format!(
-            "source text left out: not embedded in the report and not found under the source root: {}",
-            unresolved.join(", ")
-        ));
-    }
+    notices.extend(unresolved(&rows));
     Ok(LineReport { schema: SCHEMA, rows, notices, arch })
+}
+
+/// Which kernel (or launch) a row belongs to.
+pub(super) struct RowId {
+    pub kernel: String,
+    pub rank: Option<u32>,
+    pub launch: Option<u64>,
+    pub launches: u64,
+}
+
+/// One row before its derivation: its place (file and line, else an offset), access kind,
+/// summed counters as `[line_counter.*]` metrics, and the code of its line.
+#[allow(clippy::too_many_arguments)] // the row's parts, each of a different kind
+pub(super) fn line_row(
+    id: &RowId,
+    place: Option<(String, u32)>,
+    pc_offset: Option<u64>,
+    sass: Option<String>,
+    op: Op,
+    c: &Counters,
+    kernel_excess: Option<f64>,
+    sources: &mut Sources,
+) -> LineRow {
+    let (file, line) = place.map(|(f, l)| (Some(f), Some(l))).unwrap_or_default();
+    let path = file.as_deref().and_then(|f| sources.resolve(f).relative.clone());
+    let source = match (&file, line) {
+        (Some(f), Some(l)) => sources.line(f, l),
+        _ => None,
+    };
+    let metrics: Metrics = counter_values(c, kernel_excess)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v.filter(|v| v.is_finite())?)))
+        .collect();
+    LineRow {
+        kernel: id.kernel.clone(),
+        rank: id.rank,
+        launch: id.launch,
+        launches: id.launches,
+        file,
+        line,
+        path,
+        pc_offset,
+        sass,
+        op: Some(op.name().to_string()),
+        kind: Some(op),
+        access_bytes: c.access_bytes,
+        instructions: c.instructions,
+        executions: c.executions,
+        requests: c.requests,
+        tag_requests: c.tag_requests,
+        sectors: c.sectors,
+        ideal_sectors: c.ideal_sectors,
+        excess_sectors: c.excess_sectors,
+        shared_wavefronts: c.shared_wavefronts,
+        shared_ideal_wavefronts: c.shared_ideal_wavefronts,
+        shared_excess_wavefronts: c.shared_excess_wavefronts(),
+        source,
+        metrics,
+        ..LineRow::default()
+    }
+}
+
+/// The notice naming source files whose text was found nowhere, if any.
+pub(super) fn unresolved(rows: &[LineRow]) -> Option<String> {
+    let mut v: Vec<String> = rows.iter().filter(|r| r.source.is_none()).filter_map(|r| r.file.clone()).collect();
+    v.sort();
+    v.dedup();
+    (!v.is_empty()).then(|| {
+        format!(
+            "source text left out: not embedded in the report and not found under the source root: {}",
+            v.join(", ")
+        )
+    })
 }
 
 /// The `[line_counter.*]` inputs of `metrics.toml` from a row's summed counters (a unit test
@@ -449,7 +477,11 @@ fn request_notices(groups: &[Group]) -> Vec<String> {
 
 /// Derive every row's per-line metrics in one frame, diagnose, and order each group's rows
 /// worst first (cut to `top`).
-fn finish(rows: Vec<(usize, bool, LineRow)>, derivation: &Derivation, top: Option<usize>) -> Result<Vec<LineRow>> {
+pub(super) fn finish(
+    rows: Vec<(usize, bool, LineRow)>,
+    derivation: &Derivation,
+    top: Option<usize>,
+) -> Result<Vec<LineRow>> {
     let mut as_rows: Vec<Row> = rows
         .iter()
         .map(|(_, _, r)| Row { metrics: r.metrics.clone(), ..Row::new(r.kernel.clone(), Source::Measured) })

@@ -44,10 +44,10 @@ pub const SPACE: &[&str] = &["memory_type"];
 /// Load, store or atomic.
 pub const ACCESS: &[&str] = &["memory_access_type"];
 
-const GLOBAL: u32 = 4;
-const SHARED: u32 = 16;
-const LOAD: u32 = 2;
-const STORE: u32 = 4;
+pub(crate) const GLOBAL: u32 = 4;
+pub(crate) const SHARED: u32 = 16;
+pub(crate) const LOAD: u32 = 2;
+pub(crate) const STORE: u32 = 4;
 
 /// What a row's instructions do: the memory space and the direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

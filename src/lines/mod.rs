@@ -11,6 +11,7 @@ mod diagnose;
 pub(crate) mod gate;
 pub mod instructions;
 pub mod sarif;
+pub(crate) mod sim;
 pub mod source;
 
 pub use aggregate::{build, By, LineReport, LineRow, Options};

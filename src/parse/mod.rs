@@ -7,6 +7,7 @@
 
 pub mod csv;
 mod diagnose;
+pub mod gpgpusim;
 pub mod names;
 pub mod ncu_rep;
 pub mod sanity;

@@ -5,6 +5,8 @@ use super::Pattern;
 
 /// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
 pub(crate) const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+/// Default size under the simulator (see [`Sizing::simulated`]).
+const SIM_SIZE_BYTES: u64 = 64 << 10;
 
 /// Threads per block of the streaming kernels.
 const BLOCK: u32 = 256;
@@ -33,6 +35,12 @@ impl Default for Sizing {
 }
 
 impl Sizing {
+    /// The default under `--backend sim`: 64 KiB arrays, grids of a few thousand threads, which
+    /// GPGPU-Sim finishes in seconds per variant.
+    pub fn simulated() -> Sizing {
+        Sizing { bytes: SIM_SIZE_BYTES }
+    }
+
     /// Number of fp32 elements in the main array (at least one warp's worth).
     fn floats(self) -> u64 {
         (self.bytes / 4).max(1024)
@@ -59,6 +67,26 @@ pub fn variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
         Pattern::BankConflicts => bank_conflicts(n),
         Pattern::Column => column(n),
     }
+}
+
+/// Blocks of the shared-memory micro-benchmark under the simulator: its 2,048 blocks do not
+/// follow `--size`, and at 64 a simulation takes seconds (the counters per instruction are
+/// the same in every block, so the comparison with the model loses nothing).
+const SIM_SHARED_BLOCKS: u64 = 64;
+
+/// Every variant of `pattern` at `sizing` as GPGPU-Sim runs it (`--backend sim`): the same
+/// variants, with the shared-memory micro-benchmark cut to [`SIM_SHARED_BLOCKS`] blocks. The
+/// model predicts this plan, so simulated and predicted describe the same launches.
+pub fn sim_variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
+    let mut plan = variants(pattern, sizing);
+    for v in &mut plan {
+        if let Spec::Shared { blocks, .. } = &mut v.spec {
+            *blocks = (*blocks).min(SIM_SHARED_BLOCKS);
+            v.launch.grid = [*blocks as u32, 1, 1];
+            v.bytes_written = *blocks * u64::from(v.launch.block[0]) * 4;
+        }
+    }
+    plan
 }
 
 fn variant(
@@ -219,6 +247,24 @@ fn grid_dim(x: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_simulator_plan_differs_only_in_the_shared_benchmark_blocks() {
+        let sizing = Sizing { bytes: 1 << 16 };
+        for p in Pattern::ALL {
+            for (sim, full) in sim_variants(p, sizing).iter().zip(variants(p, sizing)) {
+                match (&sim.spec, &full.spec) {
+                    (Spec::Shared { blocks, .. }, Spec::Shared { blocks: all, .. }) => {
+                        assert_eq!((*blocks, *all), (SIM_SHARED_BLOCKS, 2048), "{}", sim.id());
+                        assert_eq!(u64::from(sim.launch.grid[0]), *blocks);
+                        assert_eq!(sim.bytes_written * 2048, full.bytes_written * *blocks);
+                        assert!(sim.kernel_arg().contains("blocks=64"), "{}", sim.kernel_arg());
+                    }
+                    _ => assert_eq!(sim, &full),
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_pattern_has_unique_variant_names() {

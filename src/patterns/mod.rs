@@ -9,7 +9,7 @@
 mod catalogue;
 mod spec;
 
-pub use catalogue::{variants, Sizing};
+pub use catalogue::{sim_variants, variants, Sizing};
 pub(crate) use spec::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
 pub use spec::{Launch, Variant};
 

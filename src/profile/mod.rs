@@ -3,6 +3,8 @@
 //! launch manifest, time the variants with CUDA events outside the profiler, derive, predict,
 //! and save. Each finished pattern is on disk before the next one starts.
 
+pub(crate) mod sim;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

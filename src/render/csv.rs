@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::{Exporter, Style};
 use crate::error::{Error, Result};
-use crate::results::{Results, Source};
+use crate::results::Results;
 
 pub(super) struct Csv;
 
@@ -20,10 +20,7 @@ impl Exporter for Csv {
         let header = fixed.iter().copied().chain(keys.iter().copied());
         w.write_record(header).map_err(err)?;
         for r in &results.rows {
-            let source = match r.source {
-                Source::Measured => "measured",
-                Source::Predicted => "predicted",
-            };
+            let source = r.source.word();
             let mut rec =
                 vec![r.pattern.clone().unwrap_or_default(), r.variant.clone().unwrap_or_default(), r.kernel.clone()];
             if ranks {

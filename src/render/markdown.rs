@@ -34,8 +34,16 @@ impl Exporter for Markdown {
         }
         for (pattern, rows) in groups(results) {
             let predicted = rows.iter().all(|r| r.source == Source::Predicted);
+            let simulated = rows.iter().all(|r| r.source == Source::Simulated);
+            let how = if predicted {
+                " (predicted)"
+            } else if simulated {
+                " (simulated)"
+            } else {
+                ""
+            };
             match pattern {
-                Some(name) => out.push_str(&format!("## `{name}`{}\n\n", if predicted { " (predicted)" } else { "" })),
+                Some(name) => out.push_str(&format!("## `{name}`{how}\n\n")),
                 None => out.push_str("## Kernels\n\n"),
             }
             let first = if pattern.is_some() { "variant" } else { "kernel" };
@@ -71,8 +79,8 @@ impl Exporter for Markdown {
                 out.push_str(&format!("![{alt}]({f})\n\n"));
             }
         }
-        if results.rows.iter().any(|r| r.predicted.is_some()) {
-            out.push_str("Cells read `measured (predicted)`.\n");
+        if let Some(r) = results.rows.iter().find(|r| r.predicted.is_some()) {
+            out.push_str(&format!("Cells read `{} (predicted)`.\n", r.source.word()));
         }
         Ok(out)
     }

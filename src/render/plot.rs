@@ -85,14 +85,14 @@ fn headline(pattern: &str) -> (&'static str, &'static str, &'static str, &'stati
 
 /// The measured value of `key` on `r`, if it was measured.
 fn measured(r: &Row, key: &str) -> Option<f64> {
-    (r.source == Source::Measured).then(|| r.metric(key)).flatten().filter(|v| v.is_finite())
+    (r.source != Source::Predicted).then(|| r.metric(key)).flatten().filter(|v| v.is_finite())
 }
 
 /// The model's value of `key` for `r`: the row itself when predicted, its `predicted` map else.
 fn predicted(r: &Row, key: &str) -> Option<f64> {
     match r.source {
         Source::Predicted => r.metric(key),
-        Source::Measured => r.predicted.as_ref().and_then(|p| p.get(key).copied()),
+        Source::Measured | Source::Simulated => r.predicted.as_ref().and_then(|p| p.get(key).copied()),
     }
     .filter(|v| v.is_finite())
 }

@@ -21,8 +21,12 @@ impl Exporter for Table {
         }
         for (pattern, rows) in groups(results) {
             let predicted = rows.iter().all(|r| r.source == Source::Predicted);
+            let simulated = rows.iter().all(|r| r.source == Source::Simulated);
             let title = match pattern {
-                Some(p) => format!("{p}{}", if predicted { " (predicted by the address model)" } else { "" }),
+                Some(p) if predicted => format!("{p} (predicted by the address model)"),
+                Some(p) if simulated => format!("{p} (simulated in GPGPU-Sim; cells: simulated (predicted))"),
+                Some(p) => p.to_string(),
+                None if simulated => "kernels (simulated in GPGPU-Sim)".to_string(),
                 None => "kernels".to_string(),
             };
             out.push_str(&format!("\n{title}\n"));

@@ -20,6 +20,10 @@ pub struct ToolSearch {
     pub path: Option<OsString>,
     /// The project's `.tools/` folder, when coalprof runs inside its checkout.
     pub project_tools: Option<PathBuf>,
+    /// `COALPROF_GPGPUSIM`: GPGPU-Sim's install folder (`lib/libcudart.so`, `configs/`).
+    pub gpgpusim: Option<PathBuf>,
+    /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit programs are built with for the simulator.
+    pub cuda11: Option<PathBuf>,
 }
 
 /// A tool that was found, and how (logged under `-v`, shown by `doctor`).
@@ -58,6 +62,15 @@ impl ToolSearch {
     pub fn cuda_binary(&self, name: &'static str) -> Result<Found, ToolError> {
         let beside_nvcc = self.nvcc().ok().and_then(|f| f.path.parent().map(|d| d.join(name)));
         self.find(name, None, &[], beside_nvcc, "install the CUDA toolkit or the NVIDIA driver")
+    }
+
+    /// GPGPU-Sim and its CUDA 11 toolkit: `COALPROF_GPGPUSIM` and `CUDA11_HOME`, else the
+    /// project's `.tools/gpgpu-sim` and `.tools/cuda11` (where `scripts/install-sim.sh` builds them).
+    pub fn gpgpusim(&self) -> Result<super::gpgpusim::GpgpuSim, ToolError> {
+        let tools = self.project_tools.clone().unwrap_or_else(|| PathBuf::from(".tools"));
+        let root = self.gpgpusim.clone().unwrap_or_else(|| tools.join("gpgpu-sim"));
+        let cuda = self.cuda11.clone().unwrap_or_else(|| tools.join("cuda11"));
+        super::gpgpusim::GpgpuSim::locate(&root, &cuda)
     }
 
     /// Slurm's `sbatch` on PATH; `squeue`, `scontrol`, `sacct` and `scancel` sit beside it.

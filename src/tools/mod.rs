@@ -6,6 +6,7 @@
 
 pub mod cuobjdump;
 pub(crate) mod git;
+pub mod gpgpusim;
 pub(crate) mod locate;
 pub mod ncu;
 pub mod nvcc;

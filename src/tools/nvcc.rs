@@ -32,9 +32,16 @@ impl Nvcc {
 
     /// The command that compiles `source` for `arch` into `output`.
     pub fn compile_cmd(&self, source: &Path, arch: &str, output: &Path) -> Cmd {
+        self.compile_cmd_with(source, arch, output, &[])
+    }
+
+    /// [`Nvcc::compile_cmd`] with `extra` flags after [`FLAGS`] (the simulator's
+    /// `-cudart shared -ccbin g++-11`).
+    pub fn compile_cmd_with(&self, source: &Path, arch: &str, output: &Path, extra: &[&str]) -> Cmd {
         Cmd::new(&self.path)
             .arg(format!("-arch={arch}"))
             .args(FLAGS.iter().copied())
+            .args(extra.iter().copied())
             .arg("-o")
             .arg(output)
             .arg(source)
@@ -43,7 +50,18 @@ impl Nvcc {
 
     /// Compile; a failure names the file and carries nvcc's diagnostics.
     pub async fn compile(&self, source: &Path, arch: &str, output: &Path) -> Result<(), ToolError> {
-        let c = self.compile_cmd(source, arch, output);
+        self.compile_with(source, arch, output, &[]).await
+    }
+
+    /// [`Nvcc::compile`] with `extra` flags.
+    pub async fn compile_with(
+        &self,
+        source: &Path,
+        arch: &str,
+        output: &Path,
+        extra: &[&str],
+    ) -> Result<(), ToolError> {
+        let c = self.compile_cmd_with(source, arch, output, extra);
         let out = run(&c, None).await?;
         if out.status.success() {
             return Ok(());

@@ -1,0 +1,201 @@
+//! `run --backend sim`: the built-in patterns built for GPGPU-Sim (CUDA 11, `sm_70`,
+//! `-cudart shared`), each variant executed in the simulator and compared with the model like a
+//! measured run. Every finished pattern is saved before the next one starts. `profile --backend
+//! sim` and `lines` on its run folder: the user's own program in the simulator.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::build::build_with;
+use crate::cancel;
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::frame::launches::{Grouping, Launches};
+use crate::lines::source::Sources;
+use crate::lines::Options as LineOptions;
+use crate::model::ModelSettings;
+use crate::parse::LaunchRecord;
+use crate::profile::sim::{demangled, device_name, kernel_records, sim_kernels, simulate, Simulator};
+use crate::render::render;
+use crate::results::{Provenance, Results, Source};
+use crate::settings::{Common, LinesSettings, ProfileSettings, RunSettings};
+use crate::store::RunDir;
+use crate::tools::gpgpusim::{self, ARCH, CONFIG, NVCC_FLAGS};
+
+pub(crate) fn run(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(Results, Exit)> {
+    let sim = common.tools.gpgpusim()?;
+    let nvcc = sim.nvcc();
+    let nvcc_version = nvcc.version()?;
+    tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");
+    let built = build_with(&s.patterns, ARCH, &nvcc, &common.cache, NVCC_FLAGS)?;
+    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "sim", &common.style)?;
+    let version = sim.version();
+    let mut record = json!({
+        "backend": "sim",
+        "simulator": version,
+        "config": CONFIG,
+        "arch": ARCH,
+        "nvcc_version": nvcc_version,
+        "nvcc_flags": NVCC_FLAGS,
+        "size_bytes": s.sizing.bytes,
+        "timeout_s": s.profiler.timeout.as_secs(),
+        "patterns": s.patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
+    });
+    dir.write("run.json", format!("{record:#}\n").as_bytes())?;
+    let mut prov = Provenance::new("sim");
+    prov.gpu = Some(device_name());
+    prov.compute_capability = Some("7.0".into());
+    prov.settings.insert("simulator".into(), version.into());
+    prov.settings.insert("config".into(), CONFIG.into());
+    prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
+    prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
+    let mut results = Results::new(prov, Vec::new());
+    let simulator = Simulator {
+        sim: &sim,
+        catalogue: &common.catalogue,
+        derivation: &common.derivation,
+        model,
+        timeout: s.profiler.timeout,
+        only: &s.variants,
+    };
+    let mut failed: Vec<Error> = Vec::new();
+    for b in &built {
+        if let Err(e) = cancel::check() {
+            dir.save_results(&results)?;
+            return Err(e.into());
+        }
+        match simulate(b.pattern, s.sizing, &b.exe, &simulator, &dir) {
+            Ok(m) => {
+                results.rows.extend(m.rows);
+                record["seconds"][b.pattern.name()] =
+                    json!(m.seconds.into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>());
+                dir.write("run.json", format!("{record:#}\n").as_bytes())?;
+                dir.save_results(&results)?;
+            }
+            Err(e) if super::run::fatal(&e) => {
+                dir.save_results(&results)?;
+                return Err(e);
+            }
+            Err(e) => {
+                eprintln!("error: pattern `{}`: {e}", b.pattern);
+                failed.push(e);
+            }
+        }
+    }
+    dir.save_results(&results)?;
+    tracing::info!(run = %dir.path.display(), "saved");
+    Ok((results, failed.first().map_or(Exit::Ok, Error::exit)))
+}
+
+/// `profile --backend sim -- CMD ARGS…`: the user's program in GPGPU-Sim, one row per kernel
+/// (the simulator's statistics are summed over the process), and the per-source-line rows kept
+/// in the run folder for `lines`.
+pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
+    if s.per_rank.is_some() || s.launch_skip.is_some() || s.launch_count.is_some() {
+        return Err(Error::usage(
+            "`--backend sim` runs the whole program in one simulator process: `--per-rank`, `--launch-skip` and \
+             `--launch-count` are for ncu",
+        ));
+    }
+    if s.grouping == Grouping::PerLaunch {
+        return Err(Error::usage(
+            "`--backend sim` counts per kernel (summed over its launches): `--per-launch` is for ncu",
+        ));
+    }
+    let sim = common.tools.gpgpusim()?;
+    if let Some(why) = gpgpusim::unsuitable(&s.program) {
+        return Err(Error::usage(why));
+    }
+    let dir = RunDir::create(&s.out_base, None, "profile-sim", &common.style)?;
+    let folder = dir.file("sim");
+    let run = sim.run(&s.program, &s.args, &folder, s.profiler.timeout)?;
+    let names = demangled(&run, Some(&sim));
+    let kernel_re = s.kernel.as_deref().map(regex::Regex::new).transpose().map_err(|e| Error::usage(e.to_string()))?;
+    let keep = |k: &str| kernel_re.as_ref().is_none_or(|re| re.is_match(k));
+    let records: Vec<_> = (kernel_records(&run, &common.catalogue).into_iter())
+        .map(|r| LaunchRecord { kernel: names.get(&r.kernel).cloned().unwrap_or(r.kernel.clone()), ..r })
+        .filter(|r| keep(&r.kernel))
+        .collect();
+    if records.is_empty() {
+        return Err(Error::nothing_matched(
+            format!("`{}` ran under GPGPU-Sim but launched no kernel coalprof could count", s.program.display()),
+            s.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
+        ));
+    }
+    let catalogue_names = common.catalogue.ncu_names();
+    let mut launches = Launches::new(&catalogue_names, Grouping::PerKernel);
+    for r in records {
+        launches.push(r)?;
+    }
+    let (frame, _) = launches.finish()?;
+    let mut rows = common.derivation.derive(frame)?.into_rows(Source::Simulated)?;
+    let notices = common.derivation.notices(&mut rows);
+    for r in &mut rows {
+        r.notes.push(format!(
+            "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"
+        ));
+    }
+    let mut prov = Provenance::new("sim");
+    prov.gpu = Some(device_name());
+    prov.compute_capability = Some("7.0".into());
+    prov.settings.insert("simulator".into(), sim.version().into());
+    prov.settings.insert("config".into(), CONFIG.into());
+    prov.inputs = vec![s.program.display().to_string()];
+    let mut results = Results::new(prov, rows);
+    results.notices = notices;
+    let mut sources = Sources::new(s.source_root.clone());
+    let opts = LineOptions { kernel: kernel_re.clone(), top: Some(3), ..LineOptions::default() };
+    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, &common.catalogue, &mut sources)?;
+    results.worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
+    let record = json!({
+        "backend": "sim",
+        "simulator": sim.version(),
+        "config": CONFIG,
+        "program": s.program,
+        "args": s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+        "seconds": run.elapsed.as_secs_f64(),
+    });
+    dir.write("run.json", format!("{record:#}\n").as_bytes())?;
+    dir.save_results(&results)?;
+    tracing::info!(run = %dir.path.display(), "saved; `coalprof lines {}` names the lines", dir.path.display());
+    super::print(&render(&results, common.format, &common.style)?)?;
+    Ok(Exit::Ok)
+}
+
+/// `lines RUN` on run folders `profile --backend sim` saved: the rows from the simulator's
+/// per-PTX-line statistics and the PTX's `.loc`.
+pub(crate) fn lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> Result<Exit> {
+    if folders.len() != s.reports.len() {
+        return Err(Error::usage("give simulated run folders and `.ncu-rep` reports to `lines` separately"));
+    }
+    let sim = common.tools.gpgpusim().ok();
+    let mut sources = Sources::new(s.source_root.clone());
+    let mut report: Option<crate::lines::LineReport> = None;
+    for f in folders {
+        let run = gpgpusim::read_run(f).map_err(|e| Error::input(f, e))?;
+        let names = demangled(&run, sim.as_ref());
+        let r = crate::lines::sim::build(sim_kernels(&run, &names), &s.options, &common.catalogue, &mut sources)?;
+        match &mut report {
+            Some(all) => {
+                all.rows.extend(r.rows);
+                all.notices.extend(r.notices);
+            }
+            None => report = Some(r),
+        }
+    }
+    let report = report.ok_or_else(|| Error::usage("no simulated run given"))?;
+    if report.rows.is_empty() {
+        return Err(Error::nothing_matched(
+            "no memory instruction of the simulated kernels matches".to_string(),
+            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
+        ));
+    }
+    super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
+    if let Some(path) = &s.sarif {
+        let log = crate::lines::sarif::sarif(&report, &|_| "warning");
+        let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
+        std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
+    }
+    Ok(Exit::Ok)
+}

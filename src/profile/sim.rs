@@ -1,0 +1,372 @@
+//! `--backend sim`: the kernels' PTX executed in GPGPU-Sim instead of measured by ncu. Each
+//! variant of a built-in pattern runs in its own simulator process and folder (the simulator's
+//! statistics are per PTX line, summed over the whole process), its lines are summed into the
+//! raw counters of `metrics.toml` under the names ncu's rows carry, and from there the pipeline
+//! is a measured run's: the verified join with the launch manifest, the one derivation, and the
+//! comparison with the model, rows marked `simulated`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::frame::compare::compare_as;
+use crate::frame::launches::{Grouping, Launches};
+use crate::frame::manifest::{self, Entry};
+use crate::frame::{Derivation, Frame};
+use crate::metrics::Catalogue;
+use crate::model::{predicted_rows, ModelSettings};
+use crate::parse::gpgpusim::{Access, Direction, PtxInstruction, Space};
+use crate::parse::{LaunchRecord, Value};
+use crate::patterns::{sim_variants, Pattern, Sizing};
+use crate::results::{Metrics, Row, Source};
+use crate::store::RunDir;
+use crate::tools::gpgpusim::{GpgpuSim, SimRun, CONFIG};
+
+/// Kernels of the harness (buffer fills, the checksum): never a row.
+const HARNESS_PREFIX: &str = "coalprof_init_";
+
+/// What every pattern of a simulated run is run with.
+#[derive(Clone, Copy)]
+pub(crate) struct Simulator<'a> {
+    pub sim: &'a GpgpuSim,
+    pub catalogue: &'a Catalogue,
+    pub derivation: &'a Derivation,
+    pub model: &'a ModelSettings,
+    /// Per simulator process.
+    pub timeout: Duration,
+    /// Only these variants (`--variant`; empty: all).
+    pub only: &'a [String],
+}
+
+/// One pattern simulated: its rows, and how long the simulator took per variant.
+pub(crate) struct Simulated {
+    pub rows: Vec<Row>,
+    pub seconds: Vec<(String, f64)>,
+}
+
+/// The device a simulated record names.
+pub(crate) fn device_name() -> String {
+    format!("GPGPU-Sim {CONFIG}")
+}
+
+/// Simulate every variant of `pattern` (built for the simulator as `exe`) into `dir`.
+pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulator, dir: &RunDir) -> Result<Simulated> {
+    let mut plan = sim_variants(pattern, sizing);
+    plan.retain(|v| s.only.is_empty() || s.only.contains(&v.name));
+    if plan.is_empty() {
+        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new() });
+    }
+    let stem = pattern.source_stem();
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut records = Vec::new();
+    let mut seconds = Vec::new();
+    for v in &plan {
+        crate::cancel::check()?;
+        let folder = dir.path.join("sim").join(&stem).join(&v.name);
+        let manifest_path = folder.join("manifest.jsonl");
+        let args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
+        tracing::info!(variant = %v.id(), folder = %folder.display(), "simulating");
+        let run = s.sim.run(exe, &args, &folder, s.timeout)?;
+        seconds.push((v.name.clone(), run.elapsed.as_secs_f64()));
+        let mut kernels = kernel_records(&run, s.catalogue);
+        let (Some(i), 1) = (kernels.iter().position(|r| r.kernel == v.kernel), kernels.len()) else {
+            let names: Vec<&str> = kernels.iter().map(|r| r.kernel.as_str()).collect();
+            return Err(Error::input(
+                folder.join(crate::tools::gpgpusim::STATS_FILE),
+                format!(
+                    "variant `{}` should run one kernel, `{}`, but the simulator counted {names:?}",
+                    v.id(),
+                    v.kernel
+                ),
+            ));
+        };
+        records.push(kernels.swap_remove(i));
+        entries.extend(manifest::read(&manifest_path)?);
+    }
+    let combined: String =
+        entries.iter().map(|e| serde_json::to_string(&EntryOut(e)).unwrap_or_default() + "\n").collect();
+    let manifest_path = dir.write(&format!("{stem}.manifest.jsonl"), combined.as_bytes())?;
+    manifest::check_against_plan(&entries, &plan).map_err(|e| Error::input(&manifest_path, e.to_string()))?;
+
+    let names = s.catalogue.ncu_names();
+    let mut launches = Launches::new(&names, Grouping::PerLaunch);
+    for r in records {
+        launches.push(r)?;
+    }
+    let joined =
+        launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&manifest_path, e.to_string()))?;
+    let facts: Vec<(String, Metrics)> = plan.iter().map(|v| (v.name.clone(), facts_of(v))).collect();
+    let fact_keys: Vec<&str> = s.catalogue.facts.keys().map(String::as_str).collect();
+    let simulated = s.derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
+    let mut predicted = predicted_rows(&plan, s.model);
+    s.derivation.apply(&mut predicted)?;
+    let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
+    let mut rows = compare_as(simulated, predicted, s.catalogue, Source::Simulated)?;
+    s.derivation.notices(&mut rows);
+    for row in &mut rows {
+        if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
+            row.params = v.params();
+        }
+        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; no L2 or DRAM counters"));
+    }
+    Ok(Simulated { rows, seconds })
+}
+
+/// The launch facts a simulated row gets (no timing: a simulator's cycles are not a GPU's).
+fn facts_of(v: &crate::patterns::Variant) -> Metrics {
+    let mut m = Metrics::new();
+    m.insert("access_bytes".into(), f64::from(v.access_bytes));
+    m.insert("algorithm_bytes_read".into(), v.bytes_read as f64);
+    m.insert("algorithm_bytes_written".into(), v.bytes_written as f64);
+    m
+}
+
+/// A manifest entry as the executables write it (the combined manifest of a simulated pattern).
+struct EntryOut<'a>(&'a Entry);
+
+impl serde::Serialize for EntryOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let e = self.0;
+        serde_json::json!({
+            "pattern": e.pattern, "variant": e.variant, "kernel": e.kernel, "grid": e.grid,
+            "block": e.block, "bytes_read": e.bytes_read, "bytes_written": e.bytes_written,
+        })
+        .serialize(s)
+    }
+}
+
+/// The raw counters of one kernel, summed over its PTX lines, under `metrics.toml`'s keys.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Counters {
+    pub values: BTreeMap<&'static str, f64>,
+}
+
+impl Counters {
+    fn add(&mut self, key: &'static str, v: f64) {
+        *self.values.entry(key).or_default() += v;
+    }
+
+    /// One line's statistics, by what its instruction accesses.
+    pub(crate) fn add_line(&mut self, a: Access, st: &crate::parse::gpgpusim::LineStats) {
+        let bytes = f64::from(a.bytes);
+        match (a.space, a.direction) {
+            (Space::Global, dir) if st.global_warps > 0 => {
+                let p = if dir == Direction::Load { "global_load" } else { "global_store" };
+                self.add(key(p, "requests"), st.global_warps as f64);
+                self.add(key(p, "sectors"), st.global_sectors as f64);
+                if dir == Direction::Load {
+                    self.add("global_load_instructions", st.global_warps as f64);
+                    self.add("global_load_bytes_requested", st.executions as f64 * bytes);
+                }
+            }
+            (Space::Shared, dir) if st.shared_warps > 0 => {
+                let p = if dir == Direction::Load { "shared_load" } else { "shared_store" };
+                // Conflict-free: ceil(active lanes × bytes / 128) per instruction, at least one.
+                let ideal = (st.shared_warps as f64).max((st.executions as f64 * bytes / 128.0).ceil());
+                self.add(key(p, "instructions"), st.shared_warps as f64);
+                self.add(key(p, "wavefronts"), st.shared_wavefronts as f64);
+                self.add(key(p, "bank_conflicts"), st.shared_wavefronts as f64 - ideal);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `global_load` + `sectors` → `global_load_sectors` (the keys are a closed set).
+fn key(prefix: &str, what: &str) -> &'static str {
+    const KEYS: &[&str] = &[
+        "global_load_requests",
+        "global_load_sectors",
+        "global_store_requests",
+        "global_store_sectors",
+        "shared_load_instructions",
+        "shared_load_wavefronts",
+        "shared_load_bank_conflicts",
+        "shared_store_instructions",
+        "shared_store_wavefronts",
+        "shared_store_bank_conflicts",
+    ];
+    KEYS.iter().copied().find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what)).unwrap_or("")
+}
+
+/// The instruction of a statistics line, if the PTX it names was read.
+pub(crate) fn instruction<'a>(run: &'a SimRun, file: &str, line: u32) -> Option<&'a PtxInstruction> {
+    run.ptx.iter().find(|(n, _)| n == file).and_then(|(_, p)| p.instructions.get(&line))
+}
+
+/// Each kernel's counters (by the PTX's name), harness kernels left out. Lines of device
+/// functions that were not inlined belong to no kernel: they are logged and left out.
+pub(crate) fn kernel_counters(run: &SimRun) -> BTreeMap<String, Counters> {
+    let mut out: BTreeMap<String, Counters> = BTreeMap::new();
+    let mut orphans = 0u64;
+    for st in &run.stats {
+        let Some(inst) = instruction(run, &st.ptx_file, st.ptx_line) else {
+            orphans += st.global_warps + st.shared_warps;
+            continue;
+        };
+        if inst.function.starts_with(HARNESS_PREFIX) {
+            continue;
+        }
+        if !inst.is_entry {
+            orphans += st.global_warps + st.shared_warps;
+            continue;
+        }
+        let c = out.entry(inst.function.clone()).or_default();
+        if let Some(a) = inst.access {
+            c.add_line(a, st);
+        }
+    }
+    if orphans > 0 {
+        tracing::warn!(
+            "{orphans} memory instructions ran in device functions that were not inlined: no kernel counts them"
+        );
+    }
+    // A kernel the log launched but whose lines made no memory access still gets a row.
+    for l in &run.launches {
+        if !l.kernel.starts_with(HARNESS_PREFIX) {
+            out.entry(l.kernel.clone()).or_default();
+        }
+    }
+    out
+}
+
+/// One record per kernel the process ran (harness kernels left out): its counters under the
+/// names ncu's rows carry, its launch count and, when every launch had the same shape, its grid
+/// and block. Values are per launch (the records' convention: totals are value × launches).
+pub(crate) fn kernel_records(run: &SimRun, catalogue: &Catalogue) -> Vec<LaunchRecord> {
+    let counters = kernel_counters(run);
+    let mut out = Vec::new();
+    for (kernel, c) in counters {
+        let launches: Vec<_> = run.launches.iter().filter(|l| l.kernel == kernel).collect();
+        let n = launches.len().max(1) as u64;
+        let same = |f: fn(&crate::parse::gpgpusim::SimLaunch) -> [u32; 3]| {
+            let first = f(launches.first()?);
+            launches.iter().all(|l| f(l) == first).then_some(first)
+        };
+        let mut r = LaunchRecord::new(kernel.clone());
+        r.grid = same(|l| l.grid);
+        r.block = same(|l| l.block);
+        r.device = Some(device_name());
+        r.cc = Some("7.0".into());
+        r.launches = n;
+        for (k, v) in &c.values {
+            if let Some(raw) = catalogue.raw.get(*k) {
+                r.metrics.push((Arc::from(raw.ncu.as_str()), Value::Number { value: v / n as f64, unit: "" }));
+            }
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// The simulation folder of a run folder `profile --backend sim` saved (its `sim/`), or the
+/// folder itself when it holds the simulator's statistics.
+pub(crate) fn sim_folder(path: &Path) -> Option<std::path::PathBuf> {
+    let stats = crate::tools::gpgpusim::STATS_FILE;
+    [path.join("sim"), path.to_path_buf()].into_iter().find(|d| d.join(stats).is_file())
+}
+
+/// Each kernel's memory lines (harness kernels left out), named by `names` (mangled →
+/// demangled), for the per-source-line rows.
+pub(crate) fn sim_kernels(run: &SimRun, names: &BTreeMap<String, String>) -> Vec<crate::lines::sim::SimKernel> {
+    let mut by_kernel: BTreeMap<&str, Vec<crate::lines::sim::SimLine>> = BTreeMap::new();
+    for st in &run.stats {
+        let Some(inst) = instruction(run, &st.ptx_file, st.ptx_line) else { continue };
+        let Some(access) = inst.access else { continue };
+        if !inst.is_entry || inst.function.starts_with(HARNESS_PREFIX) {
+            continue;
+        }
+        by_kernel.entry(&inst.function).or_default().push(crate::lines::sim::SimLine {
+            source: inst.source.clone(),
+            ptx: (st.ptx_file.clone(), st.ptx_line),
+            access,
+            stats: st.clone(),
+        });
+    }
+    by_kernel
+        .into_iter()
+        .map(|(k, lines)| crate::lines::sim::SimKernel {
+            kernel: names.get(k).cloned().unwrap_or_else(|| k.to_string()),
+            launches: run.launches.iter().filter(|l| l.kernel == k).count().max(1) as u64,
+            lines,
+        })
+        .collect()
+}
+
+/// Mangled → demangled, for every kernel the run names.
+pub(crate) fn demangled(run: &SimRun, sim: Option<&GpgpuSim>) -> BTreeMap<String, String> {
+    let mut names: Vec<String> =
+        run.stats.iter().filter_map(|s| Some(instruction(run, &s.ptx_file, s.ptx_line)?.function.clone())).collect();
+    names.extend(run.launches.iter().map(|l| l.kernel.clone()));
+    names.sort();
+    names.dedup();
+    let pretty = match sim {
+        Some(sim) => sim.demangle(&names),
+        None => names.clone(),
+    };
+    names.into_iter().zip(pretty).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::gpgpusim::{LineStats, Ptx, SimLaunch};
+
+    fn run(ptx: &str, stats: &[(u32, LineStats)]) -> SimRun {
+        SimRun {
+            log: String::new(),
+            launches: vec![SimLaunch { kernel: "k".into(), grid: [2, 1, 1], block: [64, 1, 1] }],
+            stats: stats
+                .iter()
+                .map(|(l, s)| LineStats { ptx_file: "a.ptx".into(), ptx_line: *l, ..s.clone() })
+                .collect(),
+            ptx: vec![("a.ptx".into(), Ptx::parse(ptx))],
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    const PTX: &str = ".visible .entry k(\n.param .u64 p\n)\n{\nld.global.v2.f32 {%f1, %f2}, [%rd1];\nst.global.f32 [%rd2], %f1;\nld.shared.u32 %r1, [%r2];\nadd.s32 %r1, %r1, 1;\n}\n\
+                       .visible .entry coalprof_init_zero(\n)\n{\nst.global.u32 [%rd2], %r1;\n}\n";
+
+    #[test]
+    fn lines_sum_into_the_kernels_raw_counters_by_their_access() {
+        let r = run(
+            PTX,
+            &[
+                (5, LineStats { executions: 128, global_sectors: 32, global_warps: 4, ..Default::default() }),
+                (6, LineStats { executions: 128, global_sectors: 16, global_warps: 4, ..Default::default() }),
+                (7, LineStats { executions: 128, shared_wavefronts: 64, shared_warps: 4, ..Default::default() }),
+                (8, LineStats { executions: 128, ..Default::default() }),
+                (13, LineStats { executions: 64, global_sectors: 8, global_warps: 2, ..Default::default() }),
+            ],
+        );
+        let c = kernel_counters(&r);
+        assert_eq!(c.keys().collect::<Vec<_>>(), ["k"], "the harness kernel is no row");
+        let v = &c["k"].values;
+        assert_eq!(v["global_load_sectors"], 32.0);
+        assert_eq!(v["global_load_requests"], 4.0);
+        assert_eq!(v["global_load_instructions"], 4.0);
+        assert_eq!(v["global_load_bytes_requested"], 128.0 * 8.0, "lanes × the vector's 8 bytes");
+        assert_eq!((v["global_store_sectors"], v["global_store_requests"]), (16.0, 4.0));
+        assert_eq!((v["shared_load_wavefronts"], v["shared_load_instructions"]), (64.0, 4.0));
+        assert_eq!(v["shared_load_bank_conflicts"], 60.0, "16 wavefronts where 1 would do, 4 times");
+        assert!(!v.contains_key("shared_store_instructions"), "no shared store ran: absent, not 0");
+    }
+
+    #[test]
+    fn records_carry_ncu_names_per_launch_values_and_the_launch_shape() {
+        let mut r =
+            run(PTX, &[(5, LineStats { executions: 128, global_sectors: 32, global_warps: 4, ..Default::default() })]);
+        r.launches.push(r.launches[0].clone());
+        let recs = kernel_records(&r, &Catalogue::builtin());
+        assert_eq!(recs.len(), 1);
+        let rec = &recs[0];
+        assert_eq!((rec.launches, rec.grid, rec.block), (2, Some([2, 1, 1]), Some([64, 1, 1])));
+        let sectors = Catalogue::builtin().raw["global_load_sectors"].ncu.clone();
+        assert_eq!(rec.metric(&sectors).and_then(Value::number), Some(16.0), "32 sectors over 2 launches");
+        r.launches[1].grid = [3, 1, 1];
+        assert_eq!(kernel_records(&r, &Catalogue::builtin())[0].grid, None, "shapes differ: no one grid");
+    }
+}

@@ -1,0 +1,216 @@
+//! `--backend sim`: the built-in kernels executed in GPGPU-Sim (built by `scripts/install-sim.sh`)
+//! against the address model, the model's continuous oracle: for a subset of every pattern's
+//! variants at a small size, the simulated counters must equal the predicted ones exactly, as
+//! `../shared/docs/gpgpu-sim.md` found for all 42 (`scripts/bench-sim.sh` runs all of them).
+
+use crate::util::{coalprof, json, root, skipped, OkStdout};
+
+/// The counters the simulator and the model agree on exactly: requests and sectors of global
+/// loads and stores, shared instructions and wavefronts (and so conflicts).
+const EXACT: &[&str] = &[
+    "global_load_requests",
+    "global_load_sectors",
+    "global_store_requests",
+    "global_store_sectors",
+    "shared_load_instructions",
+    "shared_load_wavefronts",
+    "shared_load_bank_conflicts",
+    "shared_store_instructions",
+    "shared_store_wavefronts",
+    "global_load_sectors_per_request",
+    "global_store_sectors_per_request",
+    "shared_load_wavefronts_per_instruction",
+];
+
+/// Whether the simulator and its toolkit are installed, saying loudly when not.
+fn simulator(test: &str) -> bool {
+    let need = [root().join(".tools/gpgpu-sim/lib/libcudart.so"), root().join(".tools/cuda11/bin/nvcc")];
+    match need.iter().find(|p| !p.exists()) {
+        Some(p) => {
+            skipped(test, &format!("{} is missing; run scripts/install-sim.sh (scripts/test.sh does)", p.display()));
+            false
+        }
+        None => true,
+    }
+}
+
+/// `run --backend sim` of `variants` of `patterns` at 16 KiB: the JSON results.
+fn simulate(patterns: &str, variants: &str) -> serde_json::Value {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = coalprof()
+        .args(["--format", "json", "run", "--backend", "sim", "--size", "16K", "--pattern", patterns])
+        .args(["--variant", variants, "--out"])
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = json(&out.stdout);
+    // The run folder records what simulated it.
+    let run = std::fs::read_dir(out_dir.path()).unwrap().next().unwrap().unwrap().path();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(record["backend"], "sim");
+    assert_eq!(record["config"], "SM7_QV100");
+    assert!(record["simulator"].as_str().unwrap().contains("GPGPU-Sim"), "{record}");
+    results
+}
+
+/// Every row simulated, every counter of [`EXACT`] the model predicts present and equal, no
+/// finding, and exactly the variants asked for.
+fn assert_simulated_equals_predicted(results: &serde_json::Value, variants: &str) {
+    let rows = results["rows"].as_array().unwrap();
+    let mut names: Vec<&str> = rows.iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    let mut asked: Vec<&str> = variants.split(',').collect();
+    names.sort_unstable();
+    asked.sort_unstable();
+    assert_eq!(names, asked);
+    let mut compared = 0;
+    for r in rows {
+        let id = format!("{}/{}", r["pattern"].as_str().unwrap(), r["variant"].as_str().unwrap());
+        assert_eq!(r["source"], "simulated", "{id}");
+        let predicted = r["predicted"].as_object().unwrap_or_else(|| panic!("{id} has no prediction"));
+        for key in EXACT {
+            let Some(p) = predicted.get(*key) else { continue };
+            let s = &r["metrics"][*key];
+            assert_eq!(s.as_f64(), p.as_f64(), "{id}: simulated {key} {s}, predicted {p}");
+            compared += 1;
+        }
+        assert!(r["findings"].as_array().is_none_or(|f| f.is_empty()), "{id}: {}", r["findings"]);
+    }
+    assert!(compared >= 3 * rows.len(), "only {compared} counters compared");
+}
+
+#[test]
+fn streaming_and_gather_kernels_simulated_equal_the_model() {
+    if !simulator("streaming_and_gather_kernels_simulated_equal_the_model") {
+        return;
+    }
+    // offset_1: one sector more than ideal; stride_32: 32; one_word: 1; random_fp32 needs the
+    // simulator's 64-bit immediates (without the fix its bounds test is always false).
+    let variants = "fp32,offset_1,stride_32,one_word,random_fp32";
+    let results = simulate("coalesced,offset,stride,broadcast,gather", variants);
+    assert_simulated_equals_predicted(&results, variants);
+}
+
+#[test]
+fn vector_layout_and_shared_kernels_simulated_equal_the_model() {
+    if !simulator("vector_layout_and_shared_kernels_simulated_equal_the_model") {
+        return;
+    }
+    // float4_offset16: 17 sectors; nhd vs hdn: the lesson's 2 vs 32; column_32x32: 32-way
+    // conflicts; transpose_32x33: the padding; row_sums: lanes a row apart.
+    let variants = "float4_offset16,nhd_fp16,hdn_fp16,column_32x32,transpose_32x33,row_sums";
+    let results = simulate("vector,kv-layout,bank-conflicts,column", variants);
+    assert_simulated_equals_predicted(&results, variants);
+    let spr = |v: &str| {
+        let r = results["rows"].as_array().unwrap().iter().find(|r| r["variant"] == v).unwrap();
+        r["metrics"]["global_load_sectors_per_request"].as_f64().unwrap()
+    };
+    assert_eq!((spr("nhd_fp16"), spr("hdn_fp16")), (2.0, 32.0), "the lesson: 2 vs 32 sectors/request in fp16");
+}
+
+#[test]
+fn a_missing_simulator_is_exit_4_naming_the_install_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coalprof()
+        .env("COALPROF_GPGPUSIM", dir.path().join("none"))
+        .args(["run", "--backend", "sim", "--pattern", "coalesced", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{e}");
+    assert!(e.contains("scripts/install-sim.sh"), "{e}");
+    assert_eq!(e.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{e}");
+}
+
+#[test]
+fn variant_names_are_checked_and_need_the_sim_or_model_backend() {
+    let out =
+        coalprof().args(["run", "--backend", "sim", "--pattern", "stride", "--variant", "stride_3"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("no variant `stride_3`") && e.contains("stride_32"), "{e}");
+    let out =
+        coalprof().args(["run", "--backend", "ncu", "--pattern", "stride", "--variant", "stride_2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// `examples/sim/app.cu` built for the simulator (`-cudart shared`, or nvcc's default static
+/// runtime when `static_runtime`) into `dir`.
+fn build_example(dir: &std::path::Path, static_runtime: bool) -> std::path::PathBuf {
+    let exe = dir.join(if static_runtime { "app-static" } else { "app" });
+    let mut nvcc = std::process::Command::new(root().join(".tools/cuda11/bin/nvcc"));
+    nvcc.args(["-ccbin", "g++-11", "-arch=sm_70", "-lineinfo", "-o"]).arg(&exe).arg(root().join("examples/sim/app.cu"));
+    if !static_runtime {
+        nvcc.args(["-cudart", "shared"]);
+    }
+    let out = nvcc.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+#[test]
+fn profile_sim_gives_per_kernel_rows_and_lines_names_the_strided_line() {
+    if !simulator("profile_sim_gives_per_kernel_rows_and_lines_names_the_strided_line") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = build_example(dir.path(), false);
+    let runs = dir.path().join("runs");
+    let out = coalprof()
+        .args(["--format", "json", "profile", "--backend", "sim", "--out"])
+        .arg(&runs)
+        .arg("--")
+        .arg(&app)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = json(&out.stdout);
+    assert_eq!(results["provenance"]["backend"], "sim");
+    let rows = results["rows"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["kernel"].as_str().unwrap().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name}: {rows:?}"))
+    };
+    for (kernel, spr) in [("strided_copy(", 32.0), ("coalesced_copy(", 4.0)] {
+        let r = row(kernel);
+        assert_eq!(r["source"], "simulated");
+        assert_eq!(r["launches"], 1);
+        assert_eq!(r["metrics"]["global_load_sectors_per_request"].as_f64(), Some(spr), "{kernel}");
+        assert_eq!(r["metrics"]["global_load_requests"].as_f64(), Some(4096.0 / 32.0), "{kernel}: one per warp");
+    }
+    // `lines` on the run folder: the strided load is the worst line, named by file and line.
+    let strided_line = std::fs::read_to_string(root().join("examples/sim/app.cu"))
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("in[static_cast<size_t>(i) * stride]"))
+        .unwrap()
+        + 1;
+    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    let lines = json(&coalprof().args(["--format", "json", "lines"]).arg(&run).ok_stdout());
+    let worst = &lines["rows"][0];
+    assert_eq!(worst["kernel"].as_str().map(|k| k.starts_with("strided_copy(")), Some(true), "{worst}");
+    assert_eq!(
+        (worst["path"].as_str(), worst["line"].as_u64()),
+        (Some("examples/sim/app.cu"), Some(strided_line as u64))
+    );
+    assert_eq!(worst["op"], "global load");
+    assert_eq!(worst["sectors_per_request"].as_f64(), Some(32.0));
+    assert!(worst["diagnosis"].as_str().unwrap().contains("32.0 sectors/request"), "{worst}");
+}
+
+#[test]
+fn a_program_with_the_static_cuda_runtime_is_refused_plainly() {
+    if !simulator("a_program_with_the_static_cuda_runtime_is_refused_plainly") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = build_example(dir.path(), true);
+    let out =
+        coalprof().args(["profile", "--backend", "sim", "--out"]).arg(dir.path()).arg("--").arg(&app).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("statically") && e.contains("-cudart shared"), "{e}");
+}
