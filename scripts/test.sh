@@ -3,8 +3,9 @@
 #! NVIDIA's ncu_report from PyPI, the real ncu 2022.3 from Debian; GPGPU-Sim built from the
 #! vendored source with the CUDA 11.8 toolkit, scripts/install-sim.sh; idempotent, no GPU), starts a
 #! one-node Slurm on loopback (scripts/slurm-local.sh, which apt-installs slurm-wlm and munge
-#! when missing, so it needs root as CI has), then runs every test against the locked
-#! dependencies. Extra arguments go to `cargo test`.
+#! when missing, so it needs root as CI has), checks formatting, clippy and the docs, then runs
+#! every test against the locked dependencies (in CI, a test that would skip for a missing tool
+#! fails). Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-tools.sh
@@ -19,5 +20,16 @@ if [ -z "${COALPROF_SKIP_SLURM:-}" ]; then
     slurm_env="$(bash scripts/slurm-local.sh start)"
     eval "$slurm_env"
     trap 'bash scripts/slurm-local.sh stop' EXIT
+fi
+# Rules a machine checks (ARCHITECTURE.md): formatting, clippy with every warning an error
+# (clippy.toml: no process spawned outside src/tools/process.rs, no environment read below the
+# settings; Cargo.toml's [lints]: nothing but src/messages.rs writes to stderr), docs without
+# a broken link.
+cargo fmt --check
+cargo clippy --locked --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --quiet
+# In CI every tool is installed above, so a test that would skip for a missing one fails.
+if [ -n "${CI:-}" ]; then
+    export COALPROF_REQUIRE_TOOLS=1
 fi
 cargo test --locked "$@"

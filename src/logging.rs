@@ -1,6 +1,8 @@
 //! Logs go to stderr through tracing (stdout carries data): warnings by default, `-v` info,
 //! `-vv` debug, or any filter in `COALPROF_LOG`.
 
+#![allow(clippy::disallowed_methods)] // the logger starts before the settings: `NO_COLOR` for its own colour
+
 use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;

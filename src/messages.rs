@@ -3,6 +3,8 @@
 //! every message has the same shape: `error: …` / `  caused by: …` / `hint: …`, `warning: …`,
 //! `note: …`.
 
+#![allow(clippy::print_stderr)] // the one writer to stderr besides the logger
+
 use std::fmt::Display;
 
 /// `error: …`, each cause under it, then the hint. (It takes any error, not coalprof's own, so

@@ -1,6 +1,8 @@
 //! Flags + `metrics.toml` + environment → typed settings, once. Nothing below this layer reads
 //! clap structs or the environment.
 
+#![allow(clippy::disallowed_methods)] // the settings layer: the one reader of the environment
+
 use std::io::IsTerminal;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -81,3 +81,17 @@ pub(super) fn profiler<'a>(
         progress,
     }
 }
+
+/// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.
+pub(crate) fn fatal(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Unavailable { .. }
+            | Error::Interrupted
+            | Error::Tool(
+                crate::tools::ToolError::NoProfiler { .. }
+                    | crate::tools::ToolError::Interrupted { .. }
+                    | crate::tools::ToolError::NotFound { .. }
+            )
+    )
+}

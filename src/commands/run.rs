@@ -15,7 +15,6 @@ use crate::settings::{Backend, Common, RunSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::Ncu;
 use crate::tools::nvcc::Nvcc;
-use crate::tools::ToolError;
 
 pub(crate) fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
     // Under Slurm each task chooses its backend on its own node, where the GPUs are.
@@ -143,7 +142,7 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
                 }
                 dir.save_results(&results)?;
             }
-            Err(e) if fatal(&e) => {
+            Err(e) if super::fatal(&e) => {
                 dir.save_results(&results)?;
                 return Err(e);
             }
@@ -157,14 +156,4 @@ fn measured(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(
     tracing::info!(run = %dir.path.display(), "saved");
     let exit = failed.first().map_or(Exit::Ok, Error::exit);
     Ok((results, exit))
-}
-
-/// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.
-pub(crate) fn fatal(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Unavailable { .. }
-            | Error::Interrupted
-            | Error::Tool(ToolError::NoProfiler { .. } | ToolError::Interrupted { .. } | ToolError::NotFound { .. })
-    )
 }

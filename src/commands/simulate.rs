@@ -73,12 +73,12 @@ pub(crate) fn run(common: &Common, s: &RunSettings, model: &ModelSettings) -> Re
                 dir.write("run.json", format!("{record:#}\n").as_bytes())?;
                 dir.save_results(&results)?;
             }
-            Err(e) if super::run::fatal(&e) => {
+            Err(e) if super::fatal(&e) => {
                 dir.save_results(&results)?;
                 return Err(e);
             }
             Err(e) => {
-                eprintln!("error: pattern `{}`: {e}", b.pattern);
+                crate::messages::failure(format!("pattern `{}`: {e}", b.pattern));
                 failed.push(e);
             }
         }
@@ -109,7 +109,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     }
     let dir = RunDir::create(&s.out_base, None, "profile-sim", &common.style)?;
     let folder = dir.file("sim");
-    let run = sim.run(&s.program, &s.args, &folder, s.profiler.timeout)?;
+    let run = crate::profile::sim::run_in(&sim, &s.program, &s.args, &folder, s.profiler.timeout)?;
     let names = demangled(&run, Some(&sim));
     let kernel_re = s.kernel.as_deref().map(regex::Regex::new).transpose().map_err(|e| Error::usage(e.to_string()))?;
     let keep = |k: &str| kernel_re.as_ref().is_none_or(|re| re.is_match(k));
@@ -173,7 +173,7 @@ pub(crate) fn lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> 
     let mut sources = Sources::new(s.source_root.clone());
     let mut report: Option<crate::lines::LineReport> = None;
     for f in folders {
-        let run = gpgpusim::read_run(f).map_err(|e| Error::input(f, e))?;
+        let run = crate::parse::gpgpusim::read_run(f).map_err(|e| Error::input(f, e))?;
         let names = demangled(&run, sim.as_ref());
         let r = crate::lines::sim::build(sim_kernels(&run, &names), &s.options, &common.catalogue, &mut sources)?;
         match &mut report {

@@ -7,6 +7,8 @@
 //! process, so a kernel's counters are the sum over the lines of its body.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
 
 /// One line of `gpgpu_inst_stats.txt`: `FILE LINE : count latency dram_traffic
 /// smem_bk_conflicts smem_warp gmem_access_generated gmem_warp exposed_latency warp_divergence`.
@@ -325,6 +327,51 @@ pub fn failure(log: &str) -> Option<&str> {
             || l.contains("Execution error")
             || l.contains("ASSERT")
     })
+}
+
+/// The statistics file the simulator writes in its folder.
+pub const STATS_FILE: &str = "gpgpu_inst_stats.txt";
+
+/// What one simulated process left: its log, the statistics and the PTX it executed.
+#[derive(Debug, Clone)]
+pub struct SimRun {
+    /// stdout and stderr of the program and the simulator.
+    pub log: String,
+    /// The launches the log announces, in order.
+    pub launches: Vec<SimLaunch>,
+    /// `gpgpu_inst_stats.txt`, per PTX line, summed over the process's launches.
+    pub stats: Vec<LineStats>,
+    /// The PTX files the simulator extracted and parsed, by file name.
+    pub ptx: Vec<(String, Ptx)>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// What a simulation left in its folder (`gpgpusim.log`, the statistics, the PTX), read again:
+/// how `lines` reads a run folder `profile --backend sim` saved.
+pub fn read_run(dir: &Path) -> Result<SimRun, String> {
+    let log = std::fs::read_to_string(dir.join("gpgpusim.log")).unwrap_or_default();
+    let stats_path = dir.join(STATS_FILE);
+    let text = std::fs::read_to_string(&stats_path)
+        .map_err(|_| format!("there is no `{}`: did the program launch a kernel?", stats_path.display()))?;
+    let stats = parse_inst_stats(&text).map_err(|e| format!("`{}`: {e}", stats_path.display()))?;
+    let ptx = read_ptx(dir, &stats);
+    Ok(SimRun { launches: launches(&log), log, stats, ptx, elapsed: Duration::ZERO })
+}
+
+/// The PTX files the statistics name, parsed (a file that is gone is left out: its lines then
+/// have no kernel and are reported as unattributed by the caller).
+fn read_ptx(dir: &Path, stats: &[LineStats]) -> Vec<(String, Ptx)> {
+    let mut names: Vec<&str> = stats.iter().map(|s| s.ptx_file.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let text = std::fs::read_to_string(dir.join(n)).ok()?;
+            Some((n.to_string(), Ptx::parse(&text)))
+        })
+        .collect()
 }
 
 #[cfg(test)]

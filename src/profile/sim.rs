@@ -17,12 +17,13 @@ use crate::frame::manifest::{self, Entry};
 use crate::frame::{Derivation, Frame};
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
+use crate::parse::gpgpusim::SimRun;
 use crate::parse::gpgpusim::{Access, Direction, PtxInstruction, Space};
 use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{sim_variants, Pattern, Sizing};
 use crate::results::{Metrics, Row, Source};
 use crate::store::RunDir;
-use crate::tools::gpgpusim::{GpgpuSim, SimRun, CONFIG};
+use crate::tools::gpgpusim::{GpgpuSim, CONFIG};
 
 /// Kernels of the harness (buffer fills, the checksum): never a row.
 const HARNESS_PREFIX: &str = "coalprof_init_";
@@ -68,13 +69,13 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
         let manifest_path = folder.join("manifest.jsonl");
         let args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
         tracing::info!(variant = %v.id(), folder = %folder.display(), "simulating");
-        let run = s.sim.run(exe, &args, &folder, s.timeout)?;
+        let run = run_in(s.sim, exe, &args, &folder, s.timeout)?;
         seconds.push((v.name.clone(), run.elapsed.as_secs_f64()));
         let mut kernels = kernel_records(&run, s.catalogue);
         let (Some(i), 1) = (kernels.iter().position(|r| r.kernel == v.kernel), kernels.len()) else {
             let names: Vec<&str> = kernels.iter().map(|r| r.kernel.as_str()).collect();
             return Err(Error::input(
-                folder.join(crate::tools::gpgpusim::STATS_FILE),
+                folder.join(crate::parse::gpgpusim::STATS_FILE),
                 format!(
                     "variant `{}` should run one kernel, `{}`, but the simulator counted {names:?}",
                     v.id(),
@@ -192,6 +193,22 @@ fn key(prefix: &str, what: &str) -> &'static str {
 }
 
 /// The instruction of a statistics line, if the PTX it names was read.
+/// Run `program args` under the simulator in `dir` and read what it left there.
+pub(crate) fn run_in(
+    sim: &GpgpuSim,
+    program: &Path,
+    args: &[std::ffi::OsString],
+    dir: &Path,
+    timeout: std::time::Duration,
+) -> Result<SimRun> {
+    let rejected = |log: &str| crate::parse::gpgpusim::failure(log).map(str::to_string);
+    let (_, elapsed) = sim.run(program, args, dir, timeout, &rejected)?;
+    let mut run = crate::parse::gpgpusim::read_run(dir)
+        .map_err(|e| Error::input(dir, format!("`{}` ran under GPGPU-Sim, but {e}", program.display())))?;
+    run.elapsed = elapsed;
+    Ok(run)
+}
+
 pub(crate) fn instruction<'a>(run: &'a SimRun, file: &str, line: u32) -> Option<&'a PtxInstruction> {
     run.ptx.iter().find(|(n, _)| n == file).and_then(|(_, p)| p.instructions.get(&line))
 }
@@ -264,7 +281,7 @@ pub(crate) fn kernel_records(run: &SimRun, catalogue: &Catalogue) -> Vec<LaunchR
 /// The simulation folder of a run folder `profile --backend sim` saved (its `sim/`), or the
 /// folder itself when it holds the simulator's statistics.
 pub(crate) fn sim_folder(path: &Path) -> Option<std::path::PathBuf> {
-    let stats = crate::tools::gpgpusim::STATS_FILE;
+    let stats = crate::parse::gpgpusim::STATS_FILE;
     [path.join("sim"), path.to_path_buf()].into_iter().find(|d| d.join(stats).is_file())
 }
 

@@ -18,13 +18,10 @@ pub struct Cuobjdump {
 impl Cuobjdump {
     /// SASS text per kernel function of `exe`.
     pub fn sass(&self, exe: &Path) -> Result<BTreeMap<String, String>, ToolError> {
-        // cuobjdump runs nvdisasm, which lives beside it.
+        // cuobjdump runs nvdisasm, which lives beside it, and nothing else: its folder is the
+        // whole PATH it needs (not the caller's, which only the settings layer reads).
         let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let path = std::env::join_paths(
-            std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-        )
-        .unwrap_or_default();
-        let c = Cmd::new(&self.path).arg("-sass").arg(exe).env("PATH", path).timeout(Some(Duration::from_secs(120)));
+        let c = Cmd::new(&self.path).arg("-sass").arg(exe).env("PATH", dir).timeout(Some(Duration::from_secs(120)));
         let out = run_sync(&c, None)?;
         if !out.status.success() {
             return Err(ToolError::failed(format!("cuobjdump could not disassemble `{}`", exe.display()), &c, &out));

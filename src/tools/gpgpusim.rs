@@ -11,7 +11,6 @@ use std::time::Duration;
 use super::nvcc::Nvcc;
 use super::process::{run_sync, Captured, Cmd};
 use super::ToolError;
-use crate::parse::gpgpusim::{self as records, LineStats, Ptx, SimLaunch};
 
 /// The GPU configuration every simulation runs with (`configs/tested-cfgs/SM7_QV100`): a V100,
 /// whose sectors and requests follow the 32-byte-sector rules of every GPU since sm_70.
@@ -21,8 +20,6 @@ pub const ARCH: &str = "sm_70";
 /// What nvcc is given besides the kernel flags: the simulator replaces the shared CUDA runtime,
 /// and CUDA 11.8 supports host compilers up to gcc 11.
 pub const NVCC_FLAGS: &[&str] = &["-cudart", "shared", "-ccbin", "g++-11"];
-/// The statistics file the simulator writes in its folder.
-pub const STATS_FILE: &str = "gpgpu_inst_stats.txt";
 /// The files of the configuration a run folder needs.
 const CONFIG_FILES: &[&str] = &["gpgpusim.config", "config_volta_islip.icnt"];
 
@@ -36,21 +33,6 @@ pub struct GpgpuSim {
     pub root: PathBuf,
     /// The CUDA toolkit (`bin/nvcc`, `bin/cuobjdump`: the simulator extracts PTX with it).
     pub cuda: PathBuf,
-}
-
-/// What one simulated process left: its log, the statistics and the PTX it executed.
-#[derive(Debug, Clone)]
-pub struct SimRun {
-    /// stdout and stderr of the program and the simulator.
-    pub log: String,
-    /// The launches the log announces, in order.
-    pub launches: Vec<SimLaunch>,
-    /// `gpgpu_inst_stats.txt`, per PTX line, summed over the process's launches.
-    pub stats: Vec<LineStats>,
-    /// The PTX files the simulator extracted and parsed, by file name.
-    pub ptx: Vec<(String, Ptx)>,
-    /// Wall time.
-    pub elapsed: Duration,
 }
 
 impl GpgpuSim {
@@ -110,15 +92,18 @@ impl GpgpuSim {
         cmd
     }
 
-    /// Run `program args` under the simulator in `dir` (made a run folder first) and read what
-    /// it left. A program that fails, or a simulator that rejects it, is an error with the log.
+    /// Run `program args` under the simulator in `dir` (made a run folder first) and return its
+    /// log (also kept as `gpgpusim.log` there) and wall time. A program that fails, or a
+    /// simulator that rejects it (`rejected` finds the line in the log that says so), is an
+    /// error with the log's tail. What it left in `dir` is the caller's to read.
     pub fn run(
         &self,
         program: &Path,
         args: &[std::ffi::OsString],
         dir: &Path,
         timeout: Duration,
-    ) -> Result<SimRun, ToolError> {
+        rejected: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(String, Duration), ToolError> {
         self.prepare(dir)
             .map_err(|source| ToolError::Spawn { command: format!("prepare {}", dir.display()), source })?;
         let cmd = self.command(program, args, dir, timeout);
@@ -131,16 +116,13 @@ impl GpgpuSim {
                 .with_output(tail.join("\n"))
                 .with_hint(format!("the whole log is `{}`", dir.join("gpgpusim.log").display()))
         };
-        if let Some(line) = records::failure(&log) {
+        if let Some(line) = rejected(&log) {
             return Err(failed(format!("GPGPU-Sim rejected `{}`: {line}", program.display()), &out));
         }
         if !out.status.success() {
             return Err(failed(format!("`{}` failed under GPGPU-Sim", program.display()), &out));
         }
-        let mut run =
-            read_run(dir).map_err(|e| failed(format!("`{}` ran under GPGPU-Sim, but {e}", program.display()), &out))?;
-        run.elapsed = out.elapsed;
-        Ok(run)
+        Ok((log, out.elapsed))
     }
 
     /// Demangle C++ kernel names with the toolkit's `cu++filt` (one process for all); a name
@@ -166,33 +148,6 @@ impl GpgpuSim {
             .map(|n| if n.starts_with("_Z") { it.next().unwrap_or_else(|| n.clone()) } else { n.clone() })
             .collect()
     }
-}
-
-/// What a simulation left in its folder (`gpgpusim.log`, the statistics, the PTX), read again:
-/// how `lines` reads a run folder `profile --backend sim` saved.
-pub fn read_run(dir: &Path) -> Result<SimRun, String> {
-    let log = std::fs::read_to_string(dir.join("gpgpusim.log")).unwrap_or_default();
-    let stats_path = dir.join(STATS_FILE);
-    let text = std::fs::read_to_string(&stats_path)
-        .map_err(|_| format!("there is no `{}`: did the program launch a kernel?", stats_path.display()))?;
-    let stats = records::parse_inst_stats(&text).map_err(|e| format!("`{}`: {e}", stats_path.display()))?;
-    let ptx = read_ptx(dir, &stats);
-    Ok(SimRun { launches: records::launches(&log), log, stats, ptx, elapsed: Duration::ZERO })
-}
-
-/// The PTX files the statistics name, parsed (a file that is gone is left out: its lines then
-/// have no kernel and are reported as unattributed by the caller).
-fn read_ptx(dir: &Path, stats: &[LineStats]) -> Vec<(String, Ptx)> {
-    let mut names: Vec<&str> = stats.iter().map(|s| s.ptx_file.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-        .into_iter()
-        .filter_map(|n| {
-            let text = std::fs::read_to_string(dir.join(n)).ok()?;
-            Some((n.to_string(), Ptx::parse(&text)))
-        })
-        .collect()
 }
 
 /// Why `program` cannot run under the simulator, when its ELF says so: it links the CUDA

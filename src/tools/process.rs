@@ -3,6 +3,8 @@
 //! Ctrl-C handled. On a timeout or an interrupt the whole group is killed, so no grandchild
 //! (a kernel under ncu, say) is left running.
 
+#![allow(clippy::disallowed_methods)] // the one process runner
+
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;

@@ -1,5 +1,7 @@
 //! The one integration-test binary. Each module tests one command or one external tool.
 
+#![allow(clippy::print_stderr, clippy::disallowed_methods)] // tests drive processes and say what they skip
+
 mod analyze;
 mod architecture; // no module cycles; every file says what it is for
 mod bad_input;

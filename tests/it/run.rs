@@ -30,7 +30,7 @@ fn patterns_lists_all_nine_with_their_variants() {
 fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = coalprof()
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", crate::util::no_gpu_path())
         .args(["run", "--pattern", "kv-layout", "--out"])
         .arg(dir.path())
         .ok_stdout();
@@ -67,7 +67,7 @@ fn the_kv_layouts_are_16x_apart_in_fp16_as_json() {
 fn backend_ncu_in(ncu: Option<&std::path::Path>) -> (Option<i32>, Vec<String>) {
     let cwd = tempfile::tempdir().unwrap();
     let mut cmd = coalprof();
-    cmd.env("PATH", "/usr/bin:/bin").current_dir(cwd.path());
+    cmd.env("PATH", crate::util::no_gpu_path()).current_dir(cwd.path());
     if let Some(ncu) = ncu {
         cmd.env("COALPROF_NCU", ncu);
     }
@@ -122,7 +122,12 @@ fn the_real_ncu_runs_a_pattern_here_and_coalprof_reports_no_gpu() {
 
 #[test]
 fn doctor_says_what_is_missing_with_the_fix() {
-    let out = coalprof().env("PATH", "/usr/bin:/bin").current_dir(std::env::temp_dir()).arg("doctor").output().unwrap();
+    let out = coalprof()
+        .env("PATH", crate::util::no_gpu_path())
+        .current_dir(std::env::temp_dir())
+        .arg("doctor")
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(4), "{text}");
     assert!(text.contains("MISS nvcc") && text.contains("MISS ncu") && text.contains("MISS GPU"), "{text}");
@@ -137,7 +142,7 @@ fn doctor_finds_the_project_tools() {
     else {
         return;
     };
-    let out = coalprof().env("PATH", "/usr/bin:/bin").arg("doctor").output().unwrap();
+    let out = coalprof().env("PATH", crate::util::no_gpu_path()).arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ok   nvcc") && text.contains("ok   ncu") && text.contains("2022.3.0.0"), "{text}");
 }

@@ -19,9 +19,10 @@ fn cluster(test: &str) -> Option<PathBuf> {
     match (conf, sinfo) {
         (Some(c), Some(o)) if o.status.success() => Some(c),
         _ => {
-            eprintln!(
-                "SKIPPED {test}: no Slurm cluster (run `scripts/slurm-local.sh start` and export the \
-                 SLURM_CONF it prints; scripts/test.sh does)"
+            crate::util::skipped(
+                test,
+                "no Slurm cluster (run `scripts/slurm-local.sh start` and export the SLURM_CONF it prints; \
+                 scripts/test.sh does)",
             );
             None
         }

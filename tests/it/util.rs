@@ -87,10 +87,22 @@ impl OkStdout for assert_cmd::Command {
     }
 }
 
+/// A `PATH` of a machine without a GPU and without CUDA: a fake `nvidia-smi` that finds no
+/// device (tests/fake_gpu/no-gpu/), then the system's own folders. A test of "no GPU" must
+/// not trust the host to have none.
+pub fn no_gpu_path() -> String {
+    format!("{}:/usr/bin:/bin", root().join("tests/fake_gpu/no-gpu").display())
+}
+
 /// Say loudly that `test` did not run and why: straight to the process's stderr, which the test
 /// harness does not capture (its `eprintln!` capture would hide the line of a passing test).
+/// Where every tool must be there (`COALPROF_REQUIRE_TOOLS`, set by scripts/test.sh in CI), a
+/// skip is a failure: a half-failed install cannot pass for a green run.
 pub fn skipped(test: &str, why: &str) {
     use std::io::Write;
+    if std::env::var_os("COALPROF_REQUIRE_TOOLS").is_some_and(|v| !v.is_empty()) {
+        panic!("{test} would be skipped, but COALPROF_REQUIRE_TOOLS is set: {why}");
+    }
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
 }
 
