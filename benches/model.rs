@@ -6,6 +6,8 @@
 //! The summary takes the fastest run of each (other builds on a shared machine only add time).
 //! Exits 0.
 
+#![allow(clippy::disallowed_methods, clippy::print_stderr)] // a benchmark: its own argv, its own report
+
 use std::time::Instant;
 
 use coalprof::model::{predict, ModelSettings};

@@ -5,6 +5,8 @@
 //!   cargo bench --bench parse [-- MB]      (default 64 MB; scripts/bench-parse.sh runs the
 //!                                           end-to-end comparison against pandas)
 
+#![allow(clippy::disallowed_methods, clippy::print_stderr)] // a benchmark: its own argv, its own report
+
 use std::time::Instant;
 
 use coalprof::metrics::Catalogue;

@@ -569,7 +569,7 @@ mod tests {
     }
 
     fn run(launches: Vec<(LaunchRecord, SourceCounters)>, opts: &Options) -> LineReport {
-        let mut sources = Sources::new(std::env::temp_dir());
+        let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
         build(launches, opts, &Catalogue::builtin(), &mut sources, &mut |_| None).unwrap()
     }
 

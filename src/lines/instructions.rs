@@ -290,10 +290,7 @@ fn parts(raw: &Raw, has_access: bool) -> Vec<(Op, Counters)> {
         let excess = raw.excess_sectors.or_else(|| Some((raw.sectors? - raw.ideal_sectors?).max(0.0)));
         // An execution with every thread predicated off issues no request; one that moved no
         // sector at all issued none.
-        let requests = match raw.sectors {
-            Some(s) if s == 0.0 => Some(0.0),
-            _ => raw.executions,
-        };
+        let requests = if raw.sectors == Some(0.0) { Some(0.0) } else { raw.executions };
         out.push((
             op,
             Counters {

@@ -144,7 +144,7 @@ mod tests {
                 line(14, Space::Shared, 4, 8, 256),
             ],
         };
-        let mut sources = Sources::new(std::env::temp_dir());
+        let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
         let r = build(vec![k], &Options::default(), &Catalogue::builtin(), &mut sources).unwrap();
         assert_eq!(r.rows.len(), 3);
         let worst = &r.rows[0];

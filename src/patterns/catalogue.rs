@@ -75,7 +75,7 @@ pub fn variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
 const SIM_SHARED_BLOCKS: u64 = 64;
 
 /// Every variant of `pattern` at `sizing` as GPGPU-Sim runs it (`--backend sim`): the same
-/// variants, with the shared-memory micro-benchmark cut to [`SIM_SHARED_BLOCKS`] blocks. The
+/// variants, with the shared-memory micro-benchmark cut to `SIM_SHARED_BLOCKS` blocks. The
 /// model predicts this plan, so simulated and predicted describe the same launches.
 pub fn sim_variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
     let mut plan = variants(pattern, sizing);

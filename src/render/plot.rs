@@ -590,6 +590,7 @@ mod tests {
         texts(svg).iter().filter(|t| *t == text).count()
     }
 
+    #[allow(clippy::disallowed_methods)] // a test's debugging aid: where to drop the SVGs to look at
     fn svg_of(results: &Results, file: &str) -> String {
         let all = plots(results).unwrap();
         if let Ok(dir) = std::env::var("COALPROF_PLOT_DIR") {

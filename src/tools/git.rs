@@ -62,6 +62,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods, clippy::print_stderr)] // the test sets up a real repository
     fn records_a_real_checkout() {
         let Some(git) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
             .map(|d| d.join("git"))

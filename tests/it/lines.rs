@@ -44,8 +44,14 @@ fn first(e: &serde_json::Map<String, Value>, names: &[&str]) -> Option<f64> {
     names.iter().find_map(|n| e.get(*n).and_then(Value::as_f64))
 }
 
+/// One instruction of the oracle's output.
+type Entry = serde_json::Map<String, Value>;
+
+/// The fields a row should have, by JSON name.
+type Fields = BTreeMap<&'static str, Option<f64>>;
+
 /// One access kind of an instruction and the fields it should have.
-type Part = (String, BTreeMap<&'static str, Option<f64>>);
+type Part = (String, Fields);
 
 /// What one instruction of the oracle should give, per the per-line contract (README,
 /// "`lines`"): a global part (requests = `inst_executed`, 0 where it moved no sector; tag
@@ -162,8 +168,7 @@ fn every_instruction_equals_ncu_report() {
         // instructions have no rows, so match by id.
         for (i, expected) in oracle["launches"].as_array().unwrap().iter().enumerate() {
             let rows = by_launch.get(&(i as u64)).cloned().unwrap_or_default();
-            let mut want: BTreeMap<(u64, String), (&serde_json::Map<String, Value>, BTreeMap<&str, Option<f64>>)> =
-                BTreeMap::new();
+            let mut want: BTreeMap<(u64, String), (&Entry, Fields)> = BTreeMap::new();
             for (off, e) in oracle_instructions(expected) {
                 for (op, fields) in expected_parts(e, has_access(expected)) {
                     want.insert((off, op), (e, fields));
