@@ -46,7 +46,7 @@ pub(super) fn cell(r: &Row, c: &Column) -> String {
 pub(super) fn label(r: &Row) -> String {
     match &r.variant {
         Some(v) => v.clone(),
-        None => function_name(&r.kernel).to_string(),
+        None => function_name(&r.kernel),
     }
 }
 
@@ -57,34 +57,9 @@ pub(crate) fn rank(r: &Row) -> String {
 
 /// `matrix_unrolling_kernel<float>` of `void matrix_unrolling_kernel<float>(float const*, int)`:
 /// the name before the parameter list (template arguments kept, so instantiations differ),
-/// without a leading return type.
-pub(super) fn function_name(kernel: &str) -> &str {
-    let mut depth = 0i32;
-    let mut end = kernel.len();
-    for (i, c) in kernel.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth -= 1,
-            '(' if depth == 0 && i > 0 => {
-                end = i;
-                break;
-            }
-            _ => {}
-        }
-    }
-    let name = kernel[..end].trim();
-    // A return type before the name is separated by a space outside template arguments.
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in name.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth -= 1,
-            ' ' if depth == 0 => start = i + 1,
-            _ => {}
-        }
-    }
-    &name[start..]
+/// without a leading return type or a library's inline namespace (`crate::parse::names`).
+pub(crate) fn function_name(kernel: &str) -> String {
+    crate::parse::names::match_name(kernel)
 }
 
 /// Findings and notes of `rows`, each text once: a note every row shares is said once without
