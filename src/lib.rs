@@ -32,6 +32,7 @@ mod frame;
 mod import;
 mod logging;
 mod messages;
+mod names;
 mod profile;
 mod runtime;
 mod settings;

@@ -13,7 +13,7 @@ use polars::prelude::*;
 
 use super::polars_error;
 use crate::error::Result;
-use crate::parse::names::{function_name, match_name};
+use crate::names::{function_name, match_name};
 use crate::results::{Metrics, Row};
 
 const KEY: &str = "key";

@@ -40,13 +40,33 @@ fn cells(c: &Check) -> [String; 8] {
     [
         c.verdict.as_str().to_uppercase(),
         c.arch.clone(),
-        c.row.clone(),
+        short_row(&c.row),
         c.metric.clone(),
         num(c.baseline),
         num(c.current),
         c.change_text(),
         c.limits.clone(),
     ]
+}
+
+/// A row key as people read it in a table: a kernel's function name without its parameter
+/// list or inline namespaces, and the source line of a line check (the lines under the table,
+/// JSON and JUnit keep the whole key).
+pub(crate) fn short_row(row: &str) -> String {
+    let name = |k: &str| {
+        let full = crate::names::match_name(k);
+        // A template instantiation of hundreds of characters (CUTLASS, CUB) reads as its
+        // function with its arguments elided.
+        if full.chars().count() > 60 {
+            format!("{}<…>", crate::names::function_name(k))
+        } else {
+            full
+        }
+    };
+    match row.split_once(" @ ") {
+        Some((base, line)) => format!("{} @ {line}", name(base)),
+        None => name(row),
+    }
 }
 
 fn line(cells: &[String; 8], widths: &[usize; 8], color: Option<Verdict>) -> String {

@@ -8,7 +8,6 @@
 pub mod csv;
 mod diagnose;
 pub mod gpgpusim;
-pub mod names;
 pub mod ncu_rep;
 pub mod sanity;
 pub mod units;

@@ -57,9 +57,9 @@ pub(crate) fn rank(r: &Row) -> String {
 
 /// `matrix_unrolling_kernel<float>` of `void matrix_unrolling_kernel<float>(float const*, int)`:
 /// the name before the parameter list (template arguments kept, so instantiations differ),
-/// without a leading return type or a library's inline namespace (`crate::parse::names`).
+/// without a leading return type or a library's inline namespace (`crate::names`).
 pub(crate) fn function_name(kernel: &str) -> String {
-    crate::parse::names::match_name(kernel)
+    crate::names::match_name(kernel)
 }
 
 /// Findings and notes of `rows`, each text once: a note every row shares is said once without

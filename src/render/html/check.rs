@@ -34,7 +34,7 @@ pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> S
                     tr.(c.verdict.as_str()) data-verdict=(c.verdict.as_str()) data-row=(c.row) data-metric=(c.metric) {
                         td { span.tag.(c.verdict.as_str()) { (c.verdict.as_str()) } }
                         td { (c.arch) }
-                        td title=(c.row) { code { (short_row(&c.row)) } }
+                        td title=(c.row) { code { (crate::gate::table::short_row(&c.row)) } }
                         td { code { (c.metric) } }
                         (super::num(c.baseline, &n(c.baseline), None))
                         (super::num(c.current, &n(c.current), (c.verdict == Verdict::Fail).then_some("bad")))
@@ -54,18 +54,4 @@ pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> S
         } }
     };
     page("coalprof check", &facts, body)
-}
-
-/// A row key as people read it: a kernel's function name without its parameter list, and the
-/// source line of a line check (the whole key stays in the cell's title).
-fn short_row(row: &str) -> String {
-    let (base, line) = match row.split_once(" @ ") {
-        Some((b, l)) => (b, Some(l)),
-        None => (row, None),
-    };
-    let name = crate::render::columns::function_name(base);
-    match line {
-        Some(l) => format!("{name} @ {l}"),
-        None => name.to_string(),
-    }
 }

@@ -15,7 +15,7 @@ static INLINE_NS: LazyLock<Regex> =
 
 /// The signature as kernels are matched by: inline namespaces dropped, no return type, no
 /// parameter list, template arguments kept (two instantiations are two kernels).
-pub fn match_name(signature: &str) -> String {
+pub(crate) fn match_name(signature: &str) -> String {
     let s = INLINE_NS.replace_all(signature.trim(), "");
     let s = strip_return_type(&s);
     strip_parameters(s).trim().to_string()
@@ -23,7 +23,7 @@ pub fn match_name(signature: &str) -> String {
 
 /// The bare function name for tables: [`match_name`] without its template arguments
 /// (`thrust::cuda_cub::core::_kernel_agent`).
-pub fn function_name(signature: &str) -> String {
+pub(crate) fn function_name(signature: &str) -> String {
     let full = match_name(signature);
     let mut out = String::with_capacity(full.len());
     let mut depth = 0usize;
