@@ -148,10 +148,11 @@ impl Derivation {
                     && (r.grid, r.block) == s.shape
                     && (r.id.is_none() || r.id == s.launch)
             };
+            let dependents = self.dependents(&s.key);
             for row in rows.iter_mut().filter(|r| lands(r)) {
-                for k in self.dependents(&s.key) {
-                    row.metrics.remove(&k);
-                    row.broken.entry(k).or_insert_with(|| s.reason.clone());
+                for k in &dependents {
+                    row.metrics.remove(k);
+                    row.broken.entry(k.clone()).or_insert_with(|| s.reason.clone());
                 }
                 if !row.notes.contains(&s.reason) {
                     row.notes.push(s.reason.clone());

@@ -129,19 +129,12 @@ pub(super) fn convert(
     // have small indices as correlation ids, PM-sampling ones timestamps (~1.7e18); a PC lies
     // in the module, within 4 GiB past one of the launch's function starts.
     let starts: Vec<u64> = counters.function_pcs.iter().copied().filter(|&pc| pc > 0).collect();
-    if !starts.is_empty() {
-        let is_pc = |c: u64| starts.iter().any(|&pc| c >= pc && c - pc < 1 << 32);
-        let (pcs, other): (Vec<_>, Vec<_>) = instanced
-            .into_iter()
-            .filter(|(n, pairs)| &**n != "launch__function_pcs" && !pairs.is_empty())
-            .partition(|(_, pairs)| pairs.iter().all(|(c, _)| is_pc(*c)));
-        counters.instanced = pcs;
-        counters.unplaced =
-            other.iter().filter(|(n, _)| SOURCE_METRICS.contains(&&**n)).map(|(n, _)| n.clone()).collect();
-    } else {
-        counters.unplaced =
-            instanced.iter().filter(|(n, _)| SOURCE_METRICS.contains(&&**n)).map(|(n, _)| n.clone()).collect();
-    }
+    let is_pc = |c: u64| starts.iter().any(|&pc| c >= pc && c - pc < 1 << 32);
+    let (placed, other): (Vec<_>, Vec<_>) = (instanced.into_iter())
+        .filter(|(n, _)| &**n != "launch__function_pcs")
+        .partition(|(_, pairs)| !pairs.is_empty() && pairs.iter().all(|(c, _)| is_pc(*c)));
+    counters.instanced = placed;
+    counters.unplaced = other.into_iter().map(|(n, _)| n).filter(|n| SOURCE_METRICS.contains(&&**n)).collect();
     let source = r.source.as_deref().map(SourceData::decode).transpose().unwrap_or_else(|e| {
         crate::messages::warning(format!(
             "a launch's module reference does not parse ({e}); its source counters lack the module"
