@@ -112,6 +112,12 @@ pub(crate) enum Command {
     },
     /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
     Doctor,
+    /// One task of `run --slurm`: the run's resolved settings, from the file it wrote.
+    #[command(hide = true)]
+    Task {
+        /// The task's settings (`slurm/<task>.json` of the run folder).
+        file: PathBuf,
+    },
 }
 
 /// Which patterns: a comma-separated list, or all of them.

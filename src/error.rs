@@ -27,7 +27,7 @@ pub enum Error {
         hint: Option<String>,
     },
     /// An external tool ran and failed, or a kernel crashed or hung (exit 3).
-    #[error("{0}")]
+    #[error(transparent)]
     Tool(#[from] crate::tools::ToolError),
     /// No GPU, driver, profiler or counter permission (exit 4).
     #[error("{message}")]

@@ -27,6 +27,7 @@ mod cancel;
 mod cli;
 mod commands;
 mod compare;
+mod engine;
 mod error;
 mod frame;
 mod import;
@@ -36,8 +37,6 @@ mod names;
 mod profile;
 mod runtime;
 mod settings;
-mod slurm;
-mod spread;
 
 pub use commands::{baseline, check};
 pub use error::{Error, Result};

@@ -10,7 +10,16 @@ use std::fmt::Display;
 /// `error: …`, each cause under it, then the hint. (It takes any error, not coalprof's own, so
 /// that this module depends on nothing: every room may speak.)
 pub(crate) fn error(e: &dyn std::error::Error, hint: Option<&str>) {
-    eprintln!("error: {e}");
+    error_in(None, e, hint);
+}
+
+/// `error: CONTEXT: …` with the causes and hint of `e`: a failure the command survives (one
+/// task of many), told as fully as one that ends it.
+pub(crate) fn error_in(context: Option<&dyn Display>, e: &dyn std::error::Error, hint: Option<&str>) {
+    match context {
+        Some(c) => eprintln!("error: {c}: {e}"),
+        None => eprintln!("error: {e}"),
+    }
     let mut cause = e.source();
     while let Some(c) = cause {
         eprintln!("  caused by: {c}");

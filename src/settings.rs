@@ -115,7 +115,7 @@ pub struct CheckSettings {
 }
 
 /// What `--slurm` needs besides the run's own settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SlurmSettings {
     /// This coalprof: what every task runs (on shared storage, like the run folder).
     pub exe: PathBuf,
@@ -194,6 +194,21 @@ pub(crate) enum Backend {
     Sim,
 }
 
+impl Backend {
+    const ALL: [Backend; 4] = [Backend::Auto, Backend::Ncu, Backend::Model, Backend::Sim];
+
+    /// The name `--backend` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Ncu => "ncu",
+            Backend::Model => "model",
+            Backend::Sim => "sim",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunSettings {
     pub patterns: Vec<Pattern>,
     /// `--variant`: only these variants (empty: every variant of the patterns).
@@ -207,9 +222,114 @@ pub(crate) struct RunSettings {
     pub out_base: PathBuf,
     pub run_id: Option<String>,
     /// `--gpus`: spread the patterns over these GPUs of the node.
-    pub gpus: Option<Vec<crate::spread::GpuPick>>,
+    pub gpus: Option<Vec<GpuPick>>,
     /// `--slurm`: submit the patterns as Slurm tasks.
     pub slurm: Option<SlurmSettings>,
+}
+
+/// One `--gpus` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GpuPick {
+    All,
+    Index(u32),
+    Uuid(String),
+}
+
+/// Parse `--gpus`: `all`, or indices and `GPU-…`/`MIG-…` UUIDs.
+pub(crate) fn parse_picks(values: &[String]) -> Result<Vec<GpuPick>> {
+    let picks: Vec<GpuPick> = (values.iter().map(|v| v.trim()))
+        .map(|v| match v {
+            "all" => Ok(GpuPick::All),
+            v if v.starts_with("GPU-") || v.starts_with("MIG-") => Ok(GpuPick::Uuid(v.to_string())),
+            v => v.parse().map(GpuPick::Index).map_err(|_| {
+                Error::usage(format!("`--gpus {v}`: give `all`, nvidia-smi indices (`0,2`) or UUIDs (`GPU-…`)"))
+            }),
+        })
+        .collect::<Result<_>>()?;
+    if picks.len() > 1 && picks.contains(&GpuPick::All) {
+        return Err(Error::usage("`--gpus all` stands alone"));
+    }
+    Ok(picks)
+}
+
+/// One Slurm task's settings (`coalprof task FILE`): the run's, resolved once by `run --slurm`,
+/// narrowed to one pattern and the task's own folder. Written by the engine, read back here, so
+/// a task runs with exactly its run's settings and no flag is spelled twice.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct TaskFile {
+    pub pattern: String,
+    pub variants: Vec<String>,
+    pub backend: String,
+    pub size_bytes: u64,
+    pub arch: Option<String>,
+    pub cache_control: String,
+    pub clock_control: String,
+    pub timeout_s: u64,
+    pub warmup: u32,
+    pub repeats: u32,
+    pub l2_fetch_bytes: u32,
+    /// The run's `tasks/` folder.
+    pub out: PathBuf,
+    /// The task's name: its folder under `out`.
+    pub run_id: String,
+}
+
+impl RunSettings {
+    /// The settings of the task that runs `pattern` into `out/<run_id>`.
+    pub(crate) fn task(&self, pattern: Pattern, out: &Path, run_id: &str) -> TaskFile {
+        let p = &self.profiler;
+        TaskFile {
+            pattern: pattern.name().into(),
+            variants: self.variants.clone(),
+            backend: self.backend.name().into(),
+            size_bytes: self.sizing.bytes,
+            arch: self.arch.clone(),
+            cache_control: p.cache_control.clone(),
+            clock_control: p.clock_control.clone(),
+            timeout_s: p.timeout.as_secs(),
+            warmup: p.warmup,
+            repeats: p.repeats,
+            l2_fetch_bytes: self.l2_fetch_bytes,
+            out: out.to_path_buf(),
+            run_id: run_id.into(),
+        }
+    }
+}
+
+impl TaskFile {
+    /// Read `path` (exit 3 when it cannot be read or is not a task file).
+    pub(crate) fn read(path: &Path) -> Result<TaskFile> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof task file: {e}")))
+    }
+
+    /// The run settings of the task: one pattern, here (no `--gpus`, no `--slurm`).
+    pub(crate) fn settings(self) -> Result<RunSettings> {
+        let bad = |what: &str| Error::usage(format!("task file: {what}"));
+        let pattern: Pattern = self.pattern.parse().map_err(|_| bad(&format!("no pattern `{}`", self.pattern)))?;
+        let backend = (Backend::ALL.into_iter())
+            .find(|b| b.name() == self.backend)
+            .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
+        Ok(RunSettings {
+            patterns: vec![pattern],
+            variants: self.variants,
+            backend,
+            sizing: Sizing { bytes: self.size_bytes },
+            arch: self.arch,
+            profiler: ProfilerSettings {
+                cache_control: self.cache_control,
+                clock_control: self.clock_control,
+                timeout: Duration::from_secs(self.timeout_s),
+                warmup: self.warmup,
+                repeats: self.repeats,
+            },
+            l2_fetch_bytes: self.l2_fetch_bytes,
+            out_base: self.out,
+            run_id: Some(self.run_id),
+            gpus: None,
+            slurm: None,
+        })
+    }
 }
 
 pub(crate) struct ProfileSettings {
@@ -383,6 +503,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
+        Command::Task { file } => Settings::Run(TaskFile::read(file)?.settings()?),
         Command::Completions { shell } => Settings::Completions(*shell),
     };
     Ok((common, settings))
@@ -447,7 +568,7 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
 }
 
 fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {
-    let gpus = if a.scale.gpus.is_empty() { None } else { Some(crate::spread::parse_picks(&a.scale.gpus)?) };
+    let gpus = if a.scale.gpus.is_empty() { None } else { Some(parse_picks(&a.scale.gpus)?) };
     let slurm = a.scale.slurm.then(|| slurm_settings(a, global, env)).transpose()?;
     let backend = match a.backend {
         BackendArg::Auto => Backend::Auto,
@@ -737,5 +858,34 @@ mod tests {
         assert_eq!(rank_env_of(&"/usr/bin/srun".into()).unwrap(), "SLURM_PROCID");
         assert_eq!(rank_env_of(&"mpiexec".into()).unwrap(), "OMPI_COMM_WORLD_RANK");
         assert!(rank_env_of(&"charmrun".into()).unwrap_err().hint().unwrap().contains("--rank-env"));
+    }
+
+    /// Every `run` flag a Slurm task needs reaches it through the task file: resolved from the
+    /// command line, written, read back and narrowed to one pattern, the settings are the run's.
+    #[test]
+    fn a_task_file_carries_the_runs_resolved_settings() {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let env = Env { cwd: dir.path().into(), exe: Some("/bin/coalprof".into()), ..Env::read() };
+        let line = "coalprof run --pattern stride,gather --backend ncu --size 16M --arch sm_90 --cache-control none \
+                    --clock-control none --timeout 77 --warmup 2 --repeats 5 --l2-fetch 64 --slurm --run-id r";
+        let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let Settings::Run(run) = resolve(&cli.global, &cli.command, &env).unwrap().1 else { panic!("not a run") };
+        let file = run.task(Pattern::Gather, &dir.path().join("tasks"), "gather");
+        let path = dir.path().join("gather.json");
+        std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+        let task = TaskFile::read(&path).unwrap().settings().unwrap();
+        let expected = RunSettings {
+            patterns: vec![Pattern::Gather],
+            out_base: dir.path().join("tasks"),
+            run_id: Some("gather".into()),
+            slurm: None,
+            ..run.clone()
+        };
+        assert_eq!(task, expected);
+        assert_eq!((task.profiler.timeout.as_secs(), task.l2_fetch_bytes, task.sizing.bytes), (77, 64, 16 << 20));
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, "{}").unwrap();
+        assert_eq!(TaskFile::read(&bad).unwrap_err().exit(), crate::exit::Exit::Input);
     }
 }

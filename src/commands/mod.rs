@@ -14,7 +14,6 @@ pub(crate) mod profile;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod simulate;
-pub(crate) mod spread;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -60,38 +59,4 @@ pub(crate) fn print(text: &str) -> Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::write("<stdout>", e)),
         _ => Ok(()),
     }
-}
-
-/// What every pattern of a run is measured with (`progress`: draw ncu's progress bar).
-pub(super) fn profiler<'a>(
-    common: &'a Common,
-    ncu: &'a crate::tools::ncu::Ncu,
-    s: &'a crate::settings::RunSettings,
-    model: &'a crate::model::ModelSettings,
-    progress: bool,
-) -> crate::profile::Profiler<'a> {
-    crate::profile::Profiler {
-        ncu,
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        settings: &s.profiler,
-        rep_reader: common.rep_reader,
-        model,
-        env: &[],
-        progress,
-    }
-}
-
-/// Errors after which no other pattern can succeed: no profiler, or the user pressed Ctrl-C.
-pub(crate) fn fatal(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Unavailable { .. }
-            | Error::Interrupted
-            | Error::Tool(
-                crate::tools::ToolError::NoProfiler { .. }
-                    | crate::tools::ToolError::Interrupted { .. }
-                    | crate::tools::ToolError::NotFound { .. }
-            )
-    )
 }

@@ -1,92 +1,22 @@
-//! `run --backend sim`: the built-in patterns built for GPGPU-Sim (CUDA 11, `sm_70`,
-//! `-cudart shared`), each variant executed in the simulator and compared with the model like a
-//! measured run. Every finished pattern is saved before the next one starts. `profile --backend
-//! sim` and `lines` on its run folder: the user's own program in the simulator.
+//! `profile --backend sim` and `lines` on its run folder: the user's own program in GPGPU-Sim
+//! (`run --backend sim`, the built-in patterns, is an executor of the engine: `engine/local.rs`).
 
 use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::build::build_with;
-use crate::cancel;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::{Grouping, Launches};
 use crate::lines::source::Sources;
 use crate::lines::Options as LineOptions;
-use crate::model::ModelSettings;
 use crate::parse::LaunchRecord;
-use crate::profile::sim::{demangled, device_name, kernel_records, sim_kernels, simulate, Simulator};
+use crate::profile::sim::{demangled, device_name, kernel_records, sim_kernels};
 use crate::render::render;
 use crate::results::{Provenance, Results, Source};
-use crate::settings::{Common, LinesSettings, ProfileSettings, RunSettings};
+use crate::settings::{Common, LinesSettings, ProfileSettings};
 use crate::store::RunDir;
-use crate::tools::gpgpusim::{self, ARCH, CONFIG, NVCC_FLAGS};
-
-pub(crate) fn run(common: &Common, s: &RunSettings, model: &ModelSettings) -> Result<(Results, Exit)> {
-    let sim = common.tools.gpgpusim()?;
-    let nvcc = sim.nvcc();
-    let nvcc_version = nvcc.version()?;
-    tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");
-    let built = build_with(&s.patterns, ARCH, &nvcc, &common.cache, NVCC_FLAGS)?;
-    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), "sim", &common.style)?;
-    let version = sim.version();
-    let mut record = json!({
-        "backend": "sim",
-        "simulator": version,
-        "config": CONFIG,
-        "arch": ARCH,
-        "nvcc_version": nvcc_version,
-        "nvcc_flags": NVCC_FLAGS,
-        "size_bytes": s.sizing.bytes,
-        "timeout_s": s.profiler.timeout.as_secs(),
-        "patterns": s.patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
-    });
-    dir.write("run.json", format!("{record:#}\n").as_bytes())?;
-    let mut prov = Provenance::new("sim");
-    prov.gpu = Some(device_name());
-    prov.compute_capability = Some("7.0".into());
-    prov.settings.insert("simulator".into(), version.into());
-    prov.settings.insert("config".into(), CONFIG.into());
-    prov.settings.insert("size_bytes".into(), s.sizing.bytes.into());
-    prov.settings.insert("l2_fetch_bytes".into(), model.l2_fetch_bytes.into());
-    let mut results = Results::new(prov, Vec::new());
-    let simulator = Simulator {
-        sim: &sim,
-        catalogue: &common.catalogue,
-        derivation: &common.derivation,
-        model,
-        timeout: s.profiler.timeout,
-        only: &s.variants,
-    };
-    let mut failed: Vec<Error> = Vec::new();
-    for b in &built {
-        if let Err(e) = cancel::check() {
-            dir.save_results(&results)?;
-            return Err(e.into());
-        }
-        match simulate(b.pattern, s.sizing, &b.exe, &simulator, &dir) {
-            Ok(m) => {
-                results.rows.extend(m.rows);
-                record["seconds"][b.pattern.name()] =
-                    json!(m.seconds.into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>());
-                dir.write("run.json", format!("{record:#}\n").as_bytes())?;
-                dir.save_results(&results)?;
-            }
-            Err(e) if super::fatal(&e) => {
-                dir.save_results(&results)?;
-                return Err(e);
-            }
-            Err(e) => {
-                crate::messages::failure(format!("pattern `{}`: {e}", b.pattern));
-                failed.push(e);
-            }
-        }
-    }
-    dir.save_results(&results)?;
-    tracing::info!(run = %dir.path.display(), "saved");
-    Ok((results, failed.first().map_or(Exit::Ok, Error::exit)))
-}
+use crate::tools::gpgpusim::{self, CONFIG};
 
 /// `profile --backend sim -- CMD ARGS…`: the user's program in GPGPU-Sim, one row per kernel
 /// (the simulator's statistics are summed over the process), and the per-source-line rows kept

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::frame::compare::compare;
@@ -42,7 +41,7 @@ pub(crate) fn profiled_metrics(catalogue: &Catalogue) -> String {
 }
 
 /// How to profile (ncu's own defaults unless asked otherwise).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ProfilerSettings {
     pub cache_control: String,
     pub clock_control: String,
@@ -363,25 +362,6 @@ fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
         }
     }
     out
-}
-
-/// The settings a run records next to its results.
-pub(crate) fn run_record(
-    settings: &ProfilerSettings,
-    sizing: Sizing,
-    arch: &str,
-    ncu_version: Option<&str>,
-    patterns: &[Pattern],
-) -> serde_json::Value {
-    json!({
-        "cache_control": settings.cache_control,
-        "clock_control": settings.clock_control,
-        "size_bytes": sizing.bytes,
-        "arch": arch,
-        "ncu_version": ncu_version,
-        "timing": { "warmup": settings.warmup, "repeats": settings.repeats },
-        "patterns": patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
-    })
 }
 
 /// Where a run folder goes.

@@ -78,6 +78,21 @@ pub enum ToolError {
         /// How to get it.
         hint: String,
     },
+    /// A batch task (a Slurm job) ended without finishing its work: its state, and the end of
+    /// its log.
+    #[error("slurm task `{task}` (job {job}) ended {ended}; its log `{}`:{tail}", log.display())]
+    Task {
+        /// The task's name (`stride`, `stride@a100`).
+        task: String,
+        /// The Slurm job id.
+        job: u64,
+        /// How it ended (`CANCELLED with exit code 0:15`).
+        ended: String,
+        /// Its log file.
+        log: std::path::PathBuf,
+        /// The log's last lines, indented.
+        tail: String,
+    },
     /// ncu ran but profiled nothing.
     #[error("{message}")]
     NoKernels {
@@ -142,7 +157,9 @@ impl ToolError {
             }
             ToolError::NoKernels { .. } => Exit::NothingMatched,
             ToolError::Interrupted { .. } => Exit::Interrupted,
-            ToolError::Spawn { .. } | ToolError::Failed { .. } | ToolError::Timeout { .. } => Exit::Input,
+            ToolError::Spawn { .. } | ToolError::Failed { .. } | ToolError::Timeout { .. } | ToolError::Task { .. } => {
+                Exit::Input
+            }
         }
     }
 

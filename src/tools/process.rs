@@ -24,11 +24,13 @@ pub struct Cmd {
     pub env: Vec<(OsString, OsString)>,
     pub cwd: Option<PathBuf>,
     pub timeout: Option<Duration>,
+    /// Runs to the end even after Ctrl-C: the clean-up a Ctrl-C calls for (`scancel`).
+    pub cleanup: bool,
 }
 
 impl Cmd {
     pub fn new(program: impl Into<PathBuf>) -> Cmd {
-        Cmd { program: program.into(), args: Vec::new(), env: Vec::new(), cwd: None, timeout: None }
+        Cmd { program: program.into(), args: Vec::new(), env: Vec::new(), cwd: None, timeout: None, cleanup: false }
     }
 
     pub fn arg(mut self, a: impl Into<OsString>) -> Cmd {
@@ -52,6 +54,12 @@ impl Cmd {
 
     pub fn timeout(mut self, t: Option<Duration>) -> Cmd {
         self.timeout = t;
+        self
+    }
+
+    /// Not interrupted by Ctrl-C (it still has its timeout): what a Ctrl-C itself runs.
+    pub fn cleanup(mut self) -> Cmd {
+        self.cleanup = true;
         self
     }
 }
@@ -106,7 +114,7 @@ pub(crate) fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>
 /// because ncu and the kernels say more in their output than in their status.
 pub(crate) async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
     tracing::debug!(command = %cmd, "running");
-    if crate::cancel::cancelled() {
+    if crate::cancel::cancelled() && !cmd.cleanup {
         return Err(ToolError::Interrupted { command: cmd.to_string() });
     }
     let started = Instant::now();
@@ -145,7 +153,7 @@ pub(crate) async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + S
     let outcome = tokio::select! {
         status = reading => Outcome::Done(status),
         _ = tokio::time::sleep(limit) => Outcome::TimedOut,
-        _ = crate::cancel::wait() => Outcome::Interrupted,
+        _ = crate::cancel::wait(), if !cmd.cleanup => Outcome::Interrupted,
     };
     let status = match outcome {
         Outcome::Done(status) => status.map_err(|source| ToolError::Spawn { command: cmd.to_string(), source })?,

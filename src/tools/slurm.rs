@@ -91,7 +91,7 @@ impl Slurm {
 
     /// `scancel IDS…` (Ctrl-C while waiting).
     pub(crate) fn scancel(&self, ids: &[u64]) -> Result<(), ToolError> {
-        let c = self.cmd("scancel").args(ids.iter().map(u64::to_string));
+        let c = self.cmd("scancel").args(ids.iter().map(u64::to_string)).cleanup();
         let out = run_sync(&c, None)?;
         if out.status.success() {
             Ok(())

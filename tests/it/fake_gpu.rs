@@ -342,3 +342,53 @@ fn fake_gpu_gpus_that_nvidia_smi_does_not_list_are_a_usage_error() {
         stderr(&out)
     );
 }
+
+/// Ctrl-C while four GPUs profile at once: every ncu's group is killed, the run stops with
+/// exit 130 and one `error: interrupted` line (no GPU reports a failure of its own, none goes on
+/// to a next pattern), and the run folder holds what finished: the same loop as one GPU.
+#[test]
+fn fake_gpu_ctrl_c_under_gpus_stops_every_gpu_with_exit_130() {
+    let test = "fake_gpu_ctrl_c_under_gpus_stops_every_gpu_with_exit_130";
+    let Some(gpu) = FakeGpu::with_patterns(test, &FOUR_PATTERNS) else { return };
+    let fakes = root().join("tests/fake_gpu");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coalprof"))
+        .env("PATH", format!("{}:/usr/bin:/bin", fakes.display()))
+        .env("COALPROF_NCU", fakes.join("ncu"))
+        .env("COALPROF_NVCC", &gpu.nvcc)
+        .env("COALPROF_PLAN_ONLY", "1")
+        .env("FAKE_NCU_COUNTERS", gpu.dir.path().join("counters.json"))
+        .env("FAKE_NCU_LOG", gpu.log())
+        .env("FAKE_SMI_GPUS", FOUR_GPUS)
+        .env("FAKE_NCU_SLEEP", "30")
+        .args(["run", "--pattern", &FOUR_PATTERNS.join(","), "--gpus", "all", "--backend", "ncu", "--size", SIZE])
+        .arg("--out")
+        .arg(gpu.out())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the four ncu processes are profiling (each logs its start).
+    let started = std::time::Instant::now();
+    let profiling = || {
+        let log = std::fs::read_to_string(gpu.log()).unwrap_or_default();
+        log.lines().filter(|l| l.contains("--export")).count()
+    };
+    while profiling() < 4 {
+        assert!(started.elapsed().as_secs() < 120, "the four ncu runs never started");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: sending SIGINT to a child we own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert!(sent.elapsed().as_secs() < 10, "Ctrl-C took {:?}", sent.elapsed());
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line, the interruption: {err}");
+    assert!(errors[0].contains("interrupted"), "{err}");
+    assert_eq!(profiling(), 4, "no GPU went on to another pattern after Ctrl-C");
+    assert!(gpu.run_dir().join("results.json").is_file(), "the run folder is saved");
+}

@@ -171,6 +171,13 @@ fn a_full_disk_is_exit_3_naming_the_file_and_leaves_no_partial_file() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(e.contains("cannot write") && e.contains("results.json"), "{e}");
-    let left: Vec<_> = std::fs::read_dir(dir.path().join("full")).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert!(left.is_empty(), "no partial file is left behind: {left:?}");
+    // What was written before the disk filled (the small run.json) is whole; nothing is half.
+    let left: Vec<String> = (std::fs::read_dir(dir.path().join("full")).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.iter().all(|f| f == "run.json"), "no partial file is left behind: {left:?}");
+    if !left.is_empty() {
+        let record = std::fs::read(dir.path().join("full/run.json")).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&record).expect("run.json is whole");
+    }
 }

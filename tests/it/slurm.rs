@@ -61,7 +61,6 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     eprintln!("{test}: {} tasks through Slurm in {:.1} s", local["rows"].as_array().unwrap().len(), took.as_secs_f64());
-    assert!(err.contains("slurm: submitted 9 tasks"), "{err}");
     assert!(err.contains("of 9 tasks"), "progress from squeue: {err}");
     let merged = json(&out.stdout);
     assert_eq!(rows_without_placement(&merged), rows_without_placement(&local), "the same rows as a local run");
@@ -69,18 +68,21 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
         assert_eq!(r["placement"]["partition"], "debug", "{r}");
         assert!(r["placement"]["node"].as_str().is_some_and(|n| !n.is_empty()), "{r}");
     }
-    let tasks = merged["provenance"]["settings"]["slurm"]["tasks"].as_array().unwrap();
+    let tasks = merged["provenance"]["settings"]["slurm"]["tasks"].as_object().unwrap();
     assert_eq!(tasks.len(), 9);
-    assert!(tasks.iter().all(|t| t["state"] == "COMPLETED" && t["exit_code"] == "0:0"), "{tasks:?}");
+    assert!(tasks.values().all(|t| t["state"] == "COMPLETED" && t["exit_code"] == "0:0"), "{tasks:?}");
 
     // The merged run folder: the tasks' scripts and logs, their runs, one results.json that
     // `check` and `compare` read.
     let run = tmp.path().join("slurm");
-    for f in ["slurm/stride.sh", "slurm/stride.log", "tasks/stride/results.json", "results.json", "results.md"] {
+    for f in ["slurm/stride.sh", "slurm/stride.json", "slurm/stride.log", "tasks/stride/results.json", "results.json"] {
         assert!(run.join(f).is_file(), "{f} is missing");
     }
+    // The task runs with its run's settings, from a file, not re-spelled flags.
     let script = std::fs::read_to_string(run.join("slurm/stride.sh")).unwrap();
-    assert!(script.contains("srun --ntasks=1") && script.contains("--pattern stride"), "{script}");
+    assert!(script.contains("srun --ntasks=1") && script.contains(" task "), "{script}");
+    let settings = json(&std::fs::read(run.join("slurm/stride.json")).unwrap());
+    assert_eq!((settings["pattern"].as_str(), settings["size_bytes"].as_u64()), (Some("stride"), Some(16 << 20)));
     coalprof().arg("check").arg(&run).assert().code(0);
     let cmp =
         json(&coalprof().args(["compare", "--format", "json"]).arg(tmp.path().join("local")).arg(&run).ok_stdout());
@@ -188,4 +190,47 @@ fn slurm_srun_per_rank_profile_gives_one_report_per_task_with_its_rank() {
     assert_eq!(v["provenance"]["settings"]["launcher"], "srun -n 2 --time 1");
     let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
     assert!(run.join("rank-0.ncu-rep").is_file() && run.join("rank-1.ncu-rep").is_file());
+}
+
+/// Ctrl-C while the tasks wait in the real cluster's queue: coalprof cancels its jobs, says
+/// so, and stops with exit 130 and the run folder saved: the same loop as a local run.
+#[test]
+fn slurm_ctrl_c_cancels_the_queued_tasks_with_exit_130() {
+    let test = "slurm_ctrl_c_cancels_the_queued_tasks_with_exit_130";
+    if cluster(test).is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let run_id = format!("ctrl-c-{}", std::process::id());
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coalprof"))
+        .args(["run", "--pattern", "stride,offset", "--backend", "model", "--size", "16M"])
+        .args(["--slurm", "--slurm-arg=--hold", "--run-id", &run_id, "--out"])
+        .arg(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let jobs = held_jobs(&run_id, &["stride", "offset"]);
+    // SAFETY: sending SIGINT to a child we own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("slurm: cancelled job"), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line, the interruption: {err}");
+    // Cancelled: no longer pending in the queue.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out =
+            Command::new("squeue").args(["--noheader", "--states=PENDING,RUNNING", "--format=%i"]).output().unwrap();
+        let open = String::from_utf8_lossy(&out.stdout).into_owned();
+        if jobs.iter().all(|(id, _)| !open.lines().any(|l| l.trim() == id)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the held jobs were not cancelled: {open}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(tmp.path().join(&run_id).join("results.json").is_file(), "the run folder is saved");
 }

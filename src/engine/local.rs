@@ -1,0 +1,113 @@
+//! The executors that need no GPU and run one task at a time on this machine: the address
+//! model's prediction, and the built-in patterns executed in GPGPU-Sim (CUDA 11, `sm_70`,
+//! `-cudart shared`) and compared with the model like a measured run.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::build::build_with;
+use crate::engine::{Executor, Outcome, Record, Task};
+use crate::error::Result;
+use crate::model::{predicted_rows, ModelSettings};
+use crate::patterns::{variants, Pattern};
+use crate::profile::sim::{device_name, simulate, Simulator};
+use crate::settings::{Common, RunSettings};
+use crate::store::RunDir;
+use crate::tools::gpgpusim::{GpgpuSim, ARCH, CONFIG, NVCC_FLAGS};
+
+/// The address model, pattern by pattern.
+pub(crate) struct Model<'a> {
+    common: &'a Common,
+    s: &'a RunSettings,
+    model: ModelSettings,
+}
+
+/// The model's executor and record; `notice` says why the model stands in for a GPU, if it does.
+pub(crate) fn model<'a>(
+    common: &'a Common,
+    s: &'a RunSettings,
+    model: ModelSettings,
+    notice: Option<String>,
+) -> (Model<'a>, Record) {
+    let mut record = Record::new("model", common, s);
+    record.notices.extend(notice);
+    (Model { common, s, model }, record)
+}
+
+impl Executor for Model<'_> {
+    fn slots(&self) -> usize {
+        1
+    }
+
+    fn execute(&self, _slot: usize, task: &Task, _dir: &RunDir) -> Result<Outcome> {
+        let mut plan = variants(task.pattern, self.s.sizing);
+        plan.retain(|v| self.s.variants.is_empty() || self.s.variants.contains(&v.name));
+        let model = self.model;
+        // Raced against Ctrl-C: the gather's replay at 1 GiB takes a while.
+        let mut rows = crate::cancel::race(move || predicted_rows(&plan, &model))?;
+        self.common.derivation.apply(&mut rows)?;
+        Ok(Outcome { rows, ..Outcome::default() })
+    }
+}
+
+/// GPGPU-Sim, pattern by pattern.
+pub(crate) struct Sim<'a> {
+    common: &'a Common,
+    s: &'a RunSettings,
+    model: ModelSettings,
+    sim: GpgpuSim,
+    exes: BTreeMap<Pattern, PathBuf>,
+}
+
+/// The simulator, the patterns built for it, and what the run records about them.
+pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettings) -> Result<(Sim<'a>, Record)> {
+    let sim = common.tools.gpgpusim()?;
+    let nvcc = sim.nvcc();
+    let nvcc_version = nvcc.version()?;
+    tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");
+    let built = build_with(&s.patterns, ARCH, &nvcc, &common.cache, NVCC_FLAGS)?;
+    let version = sim.version();
+    let mut record = Record::new("sim", common, s);
+    let p = &mut record.provenance;
+    p.gpu = Some(device_name());
+    p.compute_capability = Some("7.0".into());
+    p.settings.insert("simulator".into(), version.clone().into());
+    p.settings.insert("config".into(), CONFIG.into());
+    for (k, v) in [
+        ("simulator", json!(version)),
+        ("config", json!(CONFIG)),
+        ("arch", json!(ARCH)),
+        ("nvcc_version", json!(nvcc_version)),
+        ("nvcc_flags", json!(NVCC_FLAGS)),
+        ("timeout_s", json!(s.profiler.timeout.as_secs())),
+    ] {
+        record.extra.insert(k.into(), v);
+    }
+    let exes = built.into_iter().map(|b| (b.pattern, b.exe)).collect();
+    Ok((Sim { common, s, model, sim, exes }, record))
+}
+
+impl Executor for Sim<'_> {
+    fn slots(&self) -> usize {
+        1
+    }
+
+    fn execute(&self, _slot: usize, task: &Task, dir: &RunDir) -> Result<Outcome> {
+        let simulator = Simulator {
+            sim: &self.sim,
+            catalogue: &self.common.catalogue,
+            derivation: &self.common.derivation,
+            model: &self.model,
+            timeout: self.s.profiler.timeout,
+            only: &self.s.variants,
+        };
+        let m = simulate(task.pattern, self.s.sizing, &self.exes[&task.pattern], &simulator, dir)?;
+        let seconds: serde_json::Map<String, serde_json::Value> =
+            m.seconds.into_iter().map(|(k, v)| (k, json!(v))).collect();
+        let mut record = serde_json::Map::new();
+        record.insert("seconds".into(), json!({ task.pattern.name(): seconds }));
+        Ok(Outcome { rows: m.rows, record, ..Outcome::default() })
+    }
+}
