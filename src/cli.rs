@@ -84,7 +84,7 @@ pub(crate) enum Command {
     Profile(ProfileArgs),
     /// Predict the coalescing of your own layout: an index expression over lane, warp, tid,
     /// block and loop variables (see the README's "Modelling your own layout").
-    Model(ModelCmdArgs),
+    Model(ExprArgs),
     /// Turn existing ncu reports (CSV of any page and version, or .ncu-rep) into the table.
     Analyze(AnalyzeArgs),
     /// Which source line wastes the bandwidth: per-line (or per-instruction) sectors, excess and
@@ -170,7 +170,7 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     pub profiler: ProfilerArgs,
     #[command(flatten)]
-    pub model: ModelArgs,
+    pub model: L2Args,
     /// Folder for the run (default: profiles/ in the checkout, else ./profiles).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -227,7 +227,7 @@ pub(crate) struct ProfilerArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ModelArgs {
+pub(crate) struct L2Args {
     /// The model's L2→DRAM fetch granularity in bytes (undocumented on Hopper).
     #[arg(long, value_parser = ["32", "64", "128"], default_value = "32")]
     pub l2_fetch: String,
@@ -350,7 +350,7 @@ pub(crate) struct BaselineUpdateArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ModelCmdArgs {
+pub(crate) struct ExprArgs {
     /// The element index each lane reads, e.g. `((block * block_size + offset) * n_kv_heads + h) * head_dim + t`.
     #[arg(value_name = "EXPR", allow_hyphen_values = true)]
     pub expr: String,

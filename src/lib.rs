@@ -32,16 +32,16 @@ mod error;
 mod frame;
 mod import;
 mod logging;
+mod measure;
 mod messages;
 mod names;
-mod profile;
 mod runtime;
 mod settings;
 
 pub use commands::{baseline, check};
 pub use error::{Error, Result};
 pub use frame::manifest;
-pub use profile::kernel_args;
+pub use measure::kernel_args;
 pub use runtime::runtime;
 
 use exit::Exit;

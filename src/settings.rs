@@ -20,9 +20,9 @@ use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
 use crate::gate::Rule;
 use crate::import::RepReader;
+use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
-use crate::profile::ProfilerSettings;
 use crate::render::{Format, Style};
 use crate::tools::locate::ToolSearch;
 use crate::tools::ncu::Ncu;
@@ -375,7 +375,7 @@ pub(crate) enum Settings {
     Build(BuildSettings),
     Report(PathBuf),
     History(HistorySettings),
-    Model(ModelSettingsCmd),
+    Model(ExprSettings),
     Check(CheckCommand),
     Compare(CompareSettings),
     BaselineUpdate(BaselineSettings),
@@ -389,7 +389,7 @@ pub(crate) struct HistorySettings {
     pub filter: crate::frame::history::Filter,
 }
 
-pub(crate) struct ModelSettingsCmd {
+pub(crate) struct ExprSettings {
     pub expr: String,
     pub bindings: Vec<(String, String)>,
     pub element_bytes: u32,
@@ -468,7 +468,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         tmp: env.tmp.clone(),
         cwd: env.cwd.clone(),
     };
-    let out_base = |out: &Option<PathBuf>| crate::profile::runs_base(out.as_deref(), project.as_deref());
+    let out_base = |out: &Option<PathBuf>| crate::measure::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => {
             Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })
@@ -484,7 +484,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         }),
         Command::Report(a) => Settings::Report(a.run.clone()),
         Command::History(a) => Settings::History(history(a, &common)?),
-        Command::Model(a) => Settings::Model(ModelSettingsCmd {
+        Command::Model(a) => Settings::Model(ExprSettings {
             expr: a.expr.clone(),
             bindings: a
                 .bindings

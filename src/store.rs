@@ -53,6 +53,15 @@ impl RunDir {
     }
 }
 
+/// Write an output a flag names (`--sarif`, `--junit`, `baseline update`): its folder created
+/// when missing, the file replaced atomically like every file of a run folder.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+    }
+    write_atomic(path, bytes)
+}
+
 /// Write `path` so that a reader sees the old content or the new, never half of it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;

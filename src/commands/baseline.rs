@@ -54,7 +54,8 @@ fn write(runs: &[Results], path: &Path, keep: &dyn Fn(&str, &Row, &str) -> bool)
     }
     let mut baseline = if path.exists() { Baseline::load(path)? } else { Baseline::default() };
     baseline.merge_runs(runs, keep);
-    baseline.save(path)?;
+    // Atomic, so an interrupted update never leaves half a baseline.
+    crate::store::write_output(path, baseline.to_json().as_bytes())?;
     tracing::info!(path = %path.display(), "baseline updated");
     Ok(())
 }

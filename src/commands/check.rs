@@ -110,9 +110,7 @@ fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -
             "note"
         }
     };
-    let log = crate::lines::sarif::sarif(&all, &level);
-    let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
-    write_file(path, &(text + "\n"))
+    super::write_sarif(path, &all, &level)
 }
 
 /// Load the baseline (if any) and evaluate; no outputs.
@@ -203,8 +201,7 @@ fn nothing_matched(settings: &CheckSettings, inputs: &[Results]) -> Error {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    create_parent(path)?;
-    std::fs::write(path, text).map_err(|e| Error::write(path, e))
+    crate::store::write_output(path, text.as_bytes())
 }
 
 fn append_file(path: &Path, text: &str) -> Result<(), Error> {

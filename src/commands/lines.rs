@@ -14,7 +14,7 @@ use crate::tools::nvdisasm::Nvdisasm;
 
 pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     // A run folder of `profile --backend sim`: its lines come from the simulator's statistics.
-    let simulated: Vec<_> = s.reports.iter().filter_map(|p| crate::profile::sim::sim_folder(p)).collect();
+    let simulated: Vec<_> = s.reports.iter().filter_map(|p| crate::measure::sim::sim_folder(p)).collect();
     if !simulated.is_empty() {
         return super::simulate::lines(common, s, &simulated);
     }
@@ -44,9 +44,7 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     };
     super::print(&text)?;
     if let Some(path) = &s.sarif {
-        let log = crate::lines::sarif::sarif(&report, &|_| "warning");
-        let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
-        std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
+        super::write_sarif(path, &report, &|_| "warning")?;
     }
     Ok(Exit::Ok)
 }

@@ -60,3 +60,15 @@ pub(crate) fn print(text: &str) -> Result<()> {
         _ => Ok(()),
     }
 }
+
+/// `--sarif FILE` of `lines` and `check`: each line's level from `level` (`lines` makes every
+/// line a warning, `check` grades them by its rules); written atomically, like every output.
+fn write_sarif(
+    path: &std::path::Path,
+    report: &crate::lines::LineReport,
+    level: crate::lines::sarif::Level,
+) -> Result<()> {
+    let log = crate::lines::sarif::sarif(report, level);
+    let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
+    crate::store::write_output(path, (text + "\n").as_bytes())
+}

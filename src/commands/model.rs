@@ -5,9 +5,9 @@ use crate::exit::Exit;
 use crate::model::expr::{analyze_layout, ExprError};
 use crate::render::render;
 use crate::results::{Provenance, Results, Row, Source};
-use crate::settings::{Common, ModelSettingsCmd};
+use crate::settings::{Common, ExprSettings};
 
-pub(crate) fn run(common: &Common, m: &ModelSettingsCmd) -> Result<Exit> {
+pub(crate) fn run(common: &Common, m: &ExprSettings) -> Result<Exit> {
     let p = analyze_layout(&m.expr, &m.bindings, m.element_bytes, m.shared).map_err(|e| expr_error(&m.expr, &e))?;
     let mut params = std::collections::BTreeMap::new();
     for (k, v) in &m.bindings {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
-use crate::profile::profiled_metrics;
+use crate::measure::profiled_metrics;
 use crate::render::render;
 use crate::settings::{Common, PerRank, ProfileSettings};
 use crate::store::RunDir;
@@ -40,7 +40,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         program: s.program.clone(),
         args: s.args.clone(),
         timeout: Some(s.profiler.timeout),
-        source_counters: crate::profile::source_counters(&ncu),
+        source_counters: crate::measure::source_counters(&ncu),
         env: Vec::new(),
     };
     let mut echo = |line: &str| tracing::debug!(target: "ncu", "{line}");
@@ -75,7 +75,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         }
         settings.insert("ncu_warnings".into(), serde_json::json!(profiled.warnings));
     }
-    results.worst_lines = crate::profile::worst_lines(
+    results.worst_lines = crate::measure::worst_lines(
         &reports,
         &s.source_root,
         s.grouping == Grouping::PerLaunch,

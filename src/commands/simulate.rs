@@ -10,8 +10,8 @@ use crate::exit::Exit;
 use crate::frame::launches::{Grouping, Launches};
 use crate::lines::source::Sources;
 use crate::lines::Options as LineOptions;
+use crate::measure::sim::{demangled, device_name, kernel_records, sim_kernels};
 use crate::parse::LaunchRecord;
-use crate::profile::sim::{demangled, device_name, kernel_records, sim_kernels};
 use crate::render::render;
 use crate::results::{Provenance, Results, Source};
 use crate::settings::{Common, LinesSettings, ProfileSettings};
@@ -39,7 +39,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     }
     let dir = RunDir::create(&s.out_base, None, "profile-sim", &common.style)?;
     let folder = dir.file("sim");
-    let run = crate::profile::sim::run_in(&sim, &s.program, &s.args, &folder, s.profiler.timeout)?;
+    let run = crate::measure::sim::run_in(&sim, &s.program, &s.args, &folder, s.profiler.timeout)?;
     let names = demangled(&run, Some(&sim));
     let kernel_re = s.kernel.as_deref().map(regex::Regex::new).transpose().map_err(|e| Error::usage(e.to_string()))?;
     let keep = |k: &str| kernel_re.as_ref().is_none_or(|re| re.is_match(k));
@@ -123,9 +123,7 @@ pub(crate) fn lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> 
     }
     super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
-        let log = crate::lines::sarif::sarif(&report, &|_| "warning");
-        let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
-        std::fs::write(path, text + "\n").map_err(|e| Error::write(path, e))?;
+        super::write_sarif(path, &report, &|_| "warning")?;
     }
     Ok(Exit::Ok)
 }

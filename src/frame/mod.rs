@@ -11,8 +11,8 @@
 //!
 //! The frame becomes [`Row`]s only at the end, for the exporters and the gate.
 
-pub(crate) mod compare;
 pub(crate) mod derive;
+pub(crate) mod findings;
 mod formula;
 pub(crate) mod history;
 pub(crate) mod join;

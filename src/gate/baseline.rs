@@ -18,7 +18,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -145,19 +144,6 @@ impl Baseline {
         let mut text = serde_json::to_string_pretty(self).expect("a baseline always serializes");
         text.push('\n');
         text
-    }
-
-    /// Write atomically (a temporary file in the same folder, then a rename), so an interrupted
-    /// update never leaves half a baseline.
-    pub(crate) fn save(&self, path: &Path) -> Result<(), Error> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::write(path, e))?;
-        tmp.write_all(self.to_json().as_bytes()).map_err(|e| Error::write(path, e))?;
-        tmp.persist(path).map_err(|e| Error::write(path, e.error))?;
-        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::frame::compare::compare_as;
+use crate::frame::findings::against_model_as;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest::{self, Entry};
 use crate::frame::{Derivation, Frame};
@@ -104,7 +104,7 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     let mut predicted = predicted_rows(&plan, s.model);
     s.derivation.apply(&mut predicted)?;
     let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
-    let mut rows = compare_as(simulated, predicted, s.catalogue, Source::Simulated)?;
+    let mut rows = against_model_as(simulated, predicted, s.catalogue, Source::Simulated)?;
     s.derivation.notices(&mut rows);
     for row in &mut rows {
         if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{Error, Result};
-use crate::frame::compare::compare;
+use crate::frame::findings::against_model;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest;
 use crate::frame::{Derivation, Frame};
@@ -158,8 +158,11 @@ pub(crate) fn measure(
     let measured = derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
     let mut predicted = predicted_rows(&plan, model);
     derivation.apply(&mut predicted)?;
-    let mut rows =
-        compare(measured, Frame::from_rows(&predicted, derivation.inputs().chain(derivation.keys()))?, catalogue)?;
+    let mut rows = against_model(
+        measured,
+        Frame::from_rows(&predicted, derivation.inputs().chain(derivation.keys()))?,
+        catalogue,
+    )?;
     derivation.discard(&mut rows, &suspects);
     derivation.notices(&mut rows);
     for row in &mut rows {

@@ -17,12 +17,17 @@ const PREDICTED: &str = "::predicted";
 const DIFF: &str = "::diff";
 
 /// The measured rows, each with its prediction and findings.
-pub(crate) fn compare(measured: Frame, predicted: Frame, catalogue: &Catalogue) -> Result<Vec<Row>> {
-    compare_as(measured, predicted, catalogue, Source::Measured)
+pub(crate) fn against_model(measured: Frame, predicted: Frame, catalogue: &Catalogue) -> Result<Vec<Row>> {
+    against_model_as(measured, predicted, catalogue, Source::Measured)
 }
 
-/// [`compare`] for rows of another `source` (simulated): the rows and their findings say so.
-pub(crate) fn compare_as(measured: Frame, predicted: Frame, catalogue: &Catalogue, source: Source) -> Result<Vec<Row>> {
+/// [`against_model`] for rows of another `source` (simulated): the rows and their findings say so.
+pub(crate) fn against_model_as(
+    measured: Frame,
+    predicted: Frame,
+    catalogue: &Catalogue,
+    source: Source,
+) -> Result<Vec<Row>> {
     let toleranced: Vec<(&str, f64)> =
         catalogue.derived.iter().filter_map(|(k, d)| Some((k.as_str(), d.tolerance?))).collect();
     let predicted = predicted.with_float_columns(toleranced.iter().map(|(k, _)| *k))?;
@@ -133,7 +138,7 @@ mod tests {
     fn a_difference_beyond_tolerance_is_a_finding_that_names_both_sides() {
         let measured = frame("offset_1", &[("global_load_sectors_per_request", 5.0), ("dram_amplification", 1.01)]);
         let predicted = frame("offset_1", &[("global_load_sectors_per_request", 4.0), ("dram_amplification", 1.0)]);
-        let rows = compare(measured, predicted, &Catalogue::builtin()).unwrap();
+        let rows = against_model(measured, predicted, &Catalogue::builtin()).unwrap();
         assert_eq!(rows[0].variant.as_deref(), Some("offset_1"));
         assert_eq!(rows[0].predicted.as_ref().unwrap()["global_load_sectors_per_request"], 4.0);
         assert_eq!(rows[0].findings.len(), 1, "{:?}", rows[0].findings);
@@ -147,7 +152,7 @@ mod tests {
     fn simulated_rows_say_so_in_their_source_and_findings() {
         let simulated = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
         let predicted = frame("offset_1", &[("global_load_sectors_per_request", 4.0)]);
-        let rows = compare_as(simulated, predicted, &Catalogue::builtin(), Source::Simulated).unwrap();
+        let rows = against_model_as(simulated, predicted, &Catalogue::builtin(), Source::Simulated).unwrap();
         assert_eq!(rows[0].source, Source::Simulated);
         assert!(rows[0].findings[0].starts_with("simulated 5.00 global_load_sectors_per_request, predicted 4.00"));
     }
@@ -157,7 +162,7 @@ mod tests {
         let measured = frame("offset_2", &[("global_load_sectors_per_request", 4.0)]);
         let mut predicted = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
         predicted.0.vstack_mut(&frame("offset_2", &[("global_load_sectors_per_request", 4.0)]).0).unwrap();
-        let rows = compare(measured, predicted, &Catalogue::builtin()).unwrap();
+        let rows = against_model(measured, predicted, &Catalogue::builtin()).unwrap();
         assert!(rows[0].findings.is_empty(), "{:?}", rows[0].findings);
     }
 }
