@@ -45,8 +45,8 @@ pub enum Error {
         /// A fix, when one is known (printed as `hint: …`).
         hint: Option<String>,
     },
-    /// Writing an output failed (exit 3): the message names the path.
-    #[error("cannot write `{path}`: {source}")]
+    /// Writing an output failed (exit 3): the message names the path, the cause says why.
+    #[error("cannot write `{}`", path.display())]
     Write {
         /// The output.
         path: PathBuf,
@@ -101,17 +101,18 @@ impl Error {
         Error::Write { path: path.into(), source }
     }
 
-    /// Attach a hint line (printed after the error as `hint: …`).
-    pub fn with_hint(mut self, h: impl Into<String>) -> Error {
-        let h = Some(h.into());
-        match &mut self {
-            Error::Usage { hint, .. }
-            | Error::Input { hint, .. }
-            | Error::Unavailable { hint, .. }
-            | Error::NothingMatched { hint, .. } => *hint = h,
-            Error::Tool(_) | Error::Write { .. } | Error::Interrupted | Error::Internal(_) => {}
+    /// Attach a hint line (printed after the error as `hint: …`). A tool's error keeps it too;
+    /// a write error, Ctrl-C and coalprof's own bugs have no fix to hint at and stay as they are.
+    pub fn with_hint(self, h: impl Into<String>) -> Error {
+        let hint = Some(h.into());
+        match self {
+            Error::Usage { message, .. } => Error::Usage { message, hint },
+            Error::Input { path, message, .. } => Error::Input { path, message, hint },
+            Error::Unavailable { message, .. } => Error::Unavailable { message, hint },
+            Error::NothingMatched { message, .. } => Error::NothingMatched { message, hint },
+            Error::Tool(e) => Error::Tool(e.with_hint(hint.unwrap_or_default())),
+            e @ (Error::Write { .. } | Error::Interrupted | Error::Internal(_)) => e,
         }
-        self
     }
 
     /// The fix, when one is known.
@@ -137,5 +138,36 @@ impl Error {
             Error::Interrupted => Exit::Interrupted,
             Error::Internal(_) => Exit::Internal,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_hint_is_kept_by_every_kind_that_can_carry_one_tools_included() {
+        let failed = crate::tools::ToolError::Failed {
+            what: "ncu failed".into(),
+            command: "ncu".into(),
+            status: "exit status: 1".into(),
+            stderr: String::new(),
+            hint: None,
+        };
+        assert_eq!(Error::Tool(failed).with_hint("run doctor").hint(), Some("run doctor"));
+        assert_eq!(Error::input("r", "bad").with_hint("h").hint(), Some("h"));
+        let e = Error::write("/out", std::io::Error::other("disk full")).with_hint("h");
+        assert_eq!(e.exit(), Exit::Input, "a hint never changes what kind of error it is");
+    }
+
+    #[test]
+    fn a_cause_is_told_once_as_the_cause_not_twice() {
+        let e = Error::write("/out/results.json", std::io::Error::other("disk full"));
+        assert_eq!(e.to_string(), "cannot write `/out/results.json`");
+        assert_eq!(e.source().map(|c| c.to_string()).as_deref(), Some("disk full"));
+        let spawn =
+            Error::Tool(crate::tools::ToolError::Spawn { command: "ncu".into(), source: std::io::Error::other("x") });
+        assert_eq!(spawn.source().map(|c| c.to_string()).as_deref(), Some("x"), "transparent: the tool's cause");
     }
 }

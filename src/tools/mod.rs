@@ -33,7 +33,7 @@ pub enum ToolError {
         hint: String,
     },
     /// The program could not be started.
-    #[error("cannot run `{command}`: {source}")]
+    #[error("cannot run `{command}`")]
     Spawn {
         /// The command line, as a shell would read it.
         command: String,
@@ -140,10 +140,14 @@ impl ToolError {
         self
     }
 
-    /// Attach the fix, printed as `hint: …`.
+    /// Attach the fix, printed as `hint: …` (kinds without a hint field keep their own words).
     pub fn with_hint(mut self, h: impl Into<String>) -> ToolError {
-        if let ToolError::Failed { hint, .. } = &mut self {
-            *hint = Some(h.into());
+        match &mut self {
+            ToolError::Failed { hint, .. } => *hint = Some(h.into()),
+            ToolError::NotFound { hint, .. }
+            | ToolError::NoProfiler { hint, .. }
+            | ToolError::NoKernels { hint, .. } => *hint = h.into(),
+            _ => {}
         }
         self
     }
