@@ -104,13 +104,14 @@ impl Error {
     /// Attach a hint line (printed after the error as `hint: …`). A tool's error keeps it too;
     /// a write error, Ctrl-C and coalprof's own bugs have no fix to hint at and stay as they are.
     pub fn with_hint(self, h: impl Into<String>) -> Error {
-        let hint = Some(h.into());
+        let h = h.into();
+        let hint = Some(h.clone());
         match self {
             Error::Usage { message, .. } => Error::Usage { message, hint },
             Error::Input { path, message, .. } => Error::Input { path, message, hint },
             Error::Unavailable { message, .. } => Error::Unavailable { message, hint },
             Error::NothingMatched { message, .. } => Error::NothingMatched { message, hint },
-            Error::Tool(e) => Error::Tool(e.with_hint(hint.unwrap_or_default())),
+            Error::Tool(e) => Error::Tool(e.with_hint(h)),
             e @ (Error::Write { .. } | Error::Interrupted | Error::Internal(_)) => e,
         }
     }
