@@ -160,14 +160,62 @@ impl Row {
         }
     }
 
-    /// `pattern/variant` for built-in rows, else the kernel name (with ` [rank N]` for a row of
-    /// one rank's report): what gate rules match. A line row adds its `file:line` and op, so the baseline keys lines by file, line, op and kernel (a line
-    /// that moves is `new` + `missing`, not a silent pass).
+    /// The row's identity (see [`RowKey`]).
+    pub fn row_key(&self) -> RowKey {
+        RowKey {
+            name: match (&self.pattern, &self.variant) {
+                (Some(p), Some(v)) => format!("{p}/{v}"),
+                _ => self.kernel.clone(),
+            },
+            builtin: self.pattern.is_some() && self.variant.is_some(),
+            rank: self.rank,
+            grid: self.grid,
+            block: self.block,
+            line: self.line.clone(),
+            op: self.op.clone(),
+        }
+    }
+
+    /// [`RowKey::plain`]: what gate rules match.
     pub fn key(&self) -> String {
-        let base = match (&self.pattern, &self.variant) {
-            (Some(p), Some(v)) => format!("{p}/{v}"),
-            _ => ranked(&self.kernel, self.rank),
-        };
+        self.row_key().plain()
+    }
+
+    /// The value of `key`, if the row has it.
+    pub fn metric(&self, key: &str) -> Option<f64> {
+        self.metrics.get(key).copied()
+    }
+}
+
+/// A row's identity, one for the gate, the baseline, `compare` and `lines`: the built-in
+/// `pattern/variant` or the kernel, its rank, its launch shape, and a line row's `file:line`
+/// and op. Rules match its [`plain`](RowKey::plain) form; where two rows share that (one kernel
+/// launched with two shapes), the [`shaped`](RowKey::shaped) form tells them apart by what they
+/// are, not by where they sit in the file, so a baseline survives reordered launches.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey {
+    /// `pattern/variant`, or the kernel's name.
+    pub name: String,
+    /// A built-in pattern's variant: its name already fixes its shape.
+    pub builtin: bool,
+    /// The rank of a `--per-rank` report.
+    pub rank: Option<u32>,
+    /// The launch's grid and block, where known.
+    pub grid: Option<[u32; 3]>,
+    /// See `grid`.
+    pub block: Option<[u32; 3]>,
+    /// A line row's `file:line`.
+    pub line: Option<String>,
+    /// A line row's access kind.
+    pub op: Option<String>,
+}
+
+impl RowKey {
+    /// `pattern/variant` for built-in rows, else the kernel name (with ` [rank N]` for a row of
+    /// one rank's report). A line row adds its `file:line` and op, so the baseline keys lines by
+    /// file, line, op and kernel (a line that moves is `new` + `missing`, not a silent pass).
+    pub fn plain(&self) -> String {
+        let base = if self.builtin { self.name.clone() } else { ranked(&self.name, self.rank) };
         match (&self.line, &self.op) {
             (Some(l), Some(op)) => format!("{base} @ {l} ({op})"),
             (Some(l), None) => format!("{base} @ {l}"),
@@ -175,9 +223,25 @@ impl Row {
         }
     }
 
-    /// The value of `key`, if the row has it.
-    pub fn metric(&self, key: &str) -> Option<f64> {
-        self.metrics.get(key).copied()
+    /// `grid 256x1x1, block 128x1x1`, where both are known.
+    pub fn shape(&self) -> Option<String> {
+        let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+        Some(format!("grid {}, block {}", dims(self.grid?), dims(self.block?)))
+    }
+
+    /// [`plain`](RowKey::plain) with the launch shape (`gemm [grid 256x1x1, block 128x1x1]`)
+    /// for a user kernel whose shape is known; the plain key otherwise.
+    pub fn shaped(&self) -> String {
+        match (self.builtin, self.shape()) {
+            (false, Some(s)) => {
+                let plain = self.plain();
+                match plain.split_once(" @ ") {
+                    Some((base, line)) => format!("{base} [{s}] @ {line}"),
+                    None => format!("{plain} [{s}]"),
+                }
+            }
+            _ => self.plain(),
+        }
     }
 }
 

@@ -49,10 +49,9 @@ pub(crate) struct Matched {
     pub ratios: Vec<Metrics>,
 }
 
-/// `grid 256x1x1, block 128x1x1`, where the row knows both.
+/// `grid 256x1x1, block 128x1x1`, where the row knows both ([`crate::results::RowKey::shape`]).
 pub(crate) fn shape(r: &Row) -> Option<String> {
-    let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
-    Some(format!("grid {}, block {}", dims(r.grid?), dims(r.block?)))
+    r.row_key().shape()
 }
 
 /// The key rows are matched by: `pattern/variant` for built-in patterns; else the kernel's

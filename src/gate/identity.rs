@@ -23,8 +23,11 @@ pub(crate) fn arch_of(provenance: &Provenance, row: &Row) -> String {
 }
 
 /// Every row of every input, with its (arch, key). A key that repeats within one architecture
-/// (one kernel launched several times, not aggregated) becomes `key@<id>`, or `key#<n>` without
-/// an id, so JUnit test names stay unique and baseline entries do not overwrite each other.
+/// (one kernel launched several times, not aggregated) takes its launch shape
+/// (`gemm [grid 256x1x1, block 128x1x1]`, [`crate::results::RowKey::shaped`]); only where the
+/// shape does not tell the rows apart either does it become `key@<id>`, or `key#<n>` without an
+/// id, so JUnit test names stay unique and baseline entries do not overwrite each other, and a
+/// baseline does not depend on the order of launches whose shapes differ.
 pub(crate) fn identify(inputs: &[Results]) -> Vec<Identified<'_>> {
     let mut all = Vec::new();
     let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -34,6 +37,16 @@ pub(crate) fn identify(inputs: &[Results]) -> Vec<Identified<'_>> {
             *counts.entry((arch.clone(), row.key())).or_default() += 1;
             all.push((arch, row.key(), row, &results.provenance));
         }
+    }
+    // Repeated plain keys take their shape first.
+    for (arch, key, row, _) in &mut all {
+        if counts[&(arch.clone(), key.clone())] > 1 {
+            *key = row.row_key().shaped();
+        }
+    }
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (arch, key, _, _) in &all {
+        *counts.entry((arch.clone(), key.clone())).or_default() += 1;
     }
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (arch, key, row, _) in &mut all {
@@ -48,4 +61,34 @@ pub(crate) fn identify(inputs: &[Results]) -> Vec<Identified<'_>> {
         }
     }
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(grid: u32, id: u64) -> Row {
+        let mut r = Row::new("gemm", Source::Measured);
+        (r.grid, r.block, r.id) = (Some([grid, 1, 1]), Some([128, 1, 1]), Some(id));
+        r
+    }
+
+    fn keys(rows: Vec<Row>) -> Vec<String> {
+        let mut p = Provenance::new("ncu");
+        p.compute_capability = Some("9.0".into());
+        let inputs = [Results::new(p, rows)];
+        let mut k: Vec<String> = identify(&inputs).into_iter().map(|(_, key, _, _)| key).collect();
+        k.sort();
+        k
+    }
+
+    #[test]
+    fn repeated_kernels_are_told_apart_by_shape_whatever_their_order_then_by_launch() {
+        let shaped = ["gemm [grid 256x1x1, block 128x1x1]", "gemm [grid 512x1x1, block 128x1x1]"];
+        assert_eq!(keys(vec![launch(256, 1), launch(512, 2)]), shaped);
+        assert_eq!(keys(vec![launch(512, 7), launch(256, 9)]), shaped, "the order and ids do not matter");
+        let same = keys(vec![launch(256, 1), launch(256, 2)]);
+        assert_eq!(same, ["gemm [grid 256x1x1, block 128x1x1]@1", "gemm [grid 256x1x1, block 128x1x1]@2"]);
+        assert_eq!(keys(vec![launch(256, 1)]), ["gemm"], "a kernel launched once keeps its plain name");
+    }
 }
