@@ -75,14 +75,9 @@ pub(crate) fn merge_json(into: &mut Map<String, Value>, from: Map<String, Value>
 
 /// [`merge_json`] for a provenance's settings.
 pub(crate) fn merge_settings(into: &mut BTreeMap<String, Value>, from: BTreeMap<String, Value>) {
-    for (k, v) in from {
-        match (into.get_mut(&k), v) {
-            (Some(Value::Object(old)), Value::Object(new)) => merge_json(old, new),
-            (_, v) => {
-                into.insert(k, v);
-            }
-        }
-    }
+    let mut all: Map<String, Value> = std::mem::take(into).into_iter().collect();
+    merge_json(&mut all, from.into_iter().collect());
+    *into = all.into_iter().collect();
 }
 
 #[cfg(test)]
