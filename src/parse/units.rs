@@ -126,21 +126,41 @@ pub fn number(text: &str) -> Option<f64> {
     if t.is_empty() {
         return None; // a bare "(!)": nothing after ncu's warning mark
     }
-    let cleaned: String;
+    // Counts print with thousands separators, on most rows of a raw page: the digits are
+    // gathered on the stack, not in a new string per value.
+    let mut stack = [0u8; 64];
     let t = if t.contains(',') {
         // Only a well-formed thousands grouping counts: "1,234,567.5" yes, "1,2" or "a,b" no.
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-        let groups: Vec<&str> = int.trim_start_matches('-').split(',').collect();
-        let well_formed = groups[0].len() <= 3 && !groups[0].is_empty() && groups[1..].iter().all(|g| g.len() == 3);
+        let mut groups = int.trim_start_matches('-').split(',');
+        let first = groups.next().unwrap_or_default();
+        let well_formed = first.len() <= 3 && !first.is_empty() && groups.all(|g| g.len() == 3);
         if !well_formed {
             return None;
         }
-        cleaned = if frac.is_empty() { int.replace(',', "") } else { format!("{}.{frac}", int.replace(',', "")) };
-        &cleaned
+        let mut n = 0;
+        let frac = if frac.is_empty() { None } else { Some(frac) };
+        let parts = int.split(',').chain(frac.map(|_| ".")).chain(frac);
+        for part in parts {
+            let Some(dst) = stack.get_mut(n..n + part.len()) else {
+                // Longer than any f64 needs: the slow way.
+                let cleaned =
+                    if let Some(f) = frac { format!("{}.{f}", int.replace(',', "")) } else { int.replace(',', "") };
+                return finite(&cleaned);
+            };
+            dst.copy_from_slice(part.as_bytes());
+            n += part.len();
+        }
+        std::str::from_utf8(&stack[..n]).ok()?
     } else {
         t
     };
-    let first = t.as_bytes()[0];
+    finite(t)
+}
+
+/// `t` as a finite f64, if it starts like a number.
+fn finite(t: &str) -> Option<f64> {
+    let first = *t.as_bytes().first()?;
     if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
         return None; // rejects "nan", "inf", "n/a" before f64's parser accepts the first two
     }
