@@ -4,6 +4,7 @@
 //! ratio is a ratio of sums, never a mean of per-launch ratios) or kept one row per launch.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use polars::prelude::*;
 
@@ -125,22 +126,38 @@ impl<'a> Launches<'a> {
             columns.push(Column::new(GRID[i].into(), dim(|r| r.grid, i)));
             columns.push(Column::new(BLOCK[i].into(), dim(|r| r.block, i)));
         }
-        let mut values: HashMap<&str, Vec<Option<f64>>> =
-            self.keys.iter().map(|k| (*k, vec![None; recs.len()])).collect();
+        let mut values: Vec<Vec<Option<f64>>> = vec![vec![None; recs.len()]; self.keys.len()];
+        // Each record name's column and assumed unit, by position: the parsers share one
+        // `Arc<str>` per name, so consecutive records repeat the same pointers and are mapped
+        // without hashing (the plan holds the names, so no address is reused meanwhile).
+        let mut plan: Vec<(Arc<str>, Option<(usize, Option<&str>)>)> = Vec::new();
         for (i, rec) in recs.iter().enumerate() {
-            for (name, value) in &rec.metrics {
-                let (Some(mapped), Value::Number { value, unit }) = (self.names.get(&**name), value) else { continue };
-                let v = match (&mapped.assume_unit, *unit) {
+            for (j, (name, value)) in rec.metrics.iter().enumerate() {
+                let target = match plan.get(j) {
+                    Some((p, t)) if Arc::ptr_eq(p, name) => *t,
+                    _ => {
+                        let t = self.names.get(&**name).and_then(|m| {
+                            let slot = self.keys.binary_search(&m.key.as_str()).ok()?;
+                            Some((slot, m.assume_unit.as_deref()))
+                        });
+                        if j < plan.len() {
+                            plan[j] = (name.clone(), t);
+                        } else {
+                            plan.push((name.clone(), t));
+                        }
+                        t
+                    }
+                };
+                let (Some((slot, assume_unit)), Value::Number { value, unit }) = (target, value) else { continue };
+                let v = match (assume_unit, *unit) {
                     (Some(assumed), "") => units::scale(assumed).apply(*value),
                     _ => *value,
                 };
-                if let Some(slot) = values.get_mut(mapped.key.as_str()) {
-                    slot[i] = Some(v * rec.launches as f64);
-                }
+                values[slot][i] = Some(v * rec.launches as f64);
             }
         }
-        for k in &self.keys {
-            columns.push(Column::new((*k).into(), values.remove(k).unwrap_or_default()));
+        for (k, v) in self.keys.iter().zip(values) {
+            columns.push(Column::new((*k).into(), v));
         }
         DataFrame::new(columns).map_err(polars_error)
     }
