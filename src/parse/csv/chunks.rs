@@ -17,9 +17,10 @@ use super::split::{self, Row, Split};
 use super::{ParseError, RawLayout};
 use crate::parse::LaunchRecord;
 
-/// Bytes read per chunk: a few hundred rows of a wide raw page, so a thread's hand-off costs
-/// nothing next to its work and a few chunks in flight stay a few megabytes.
-pub(super) const CHUNK: usize = 1 << 20;
+/// Bytes read per chunk: a hundred rows of a wide raw page, so a thread's hand-off (tens of
+/// microseconds) costs little next to its work (a few hundred), and the chunks in flight stay
+/// a megabyte or two.
+pub(super) const CHUNK: usize = 256 << 10;
 
 /// How one chunk ended.
 enum Stop {
