@@ -98,11 +98,15 @@ impl<'a> Launches<'a> {
     /// The whole frame, ratios divided back to their launch-weighted mean.
     pub(crate) fn finish(mut self) -> Result<(Frame, DeviceFacts)> {
         self.flush()?;
+        // One partial (a report of one chunk, every small one) is grouped already: grouping it
+        // again would give the same rows, for one more polars query (a millisecond of a
+        // small report's start-to-finish).
+        let partials = self.done.len();
         let mut df = match concat(std::mem::take(&mut self.done))? {
             Some(df) => df,
             None => self.chunk_frame(&[])?, // no launches: the columns, no rows
         };
-        if self.grouping == Grouping::PerKernel && df.height() > 0 {
+        if self.grouping == Grouping::PerKernel && df.height() > 0 && partials > 1 {
             df = self.group(df)?;
         }
         let weighted = self.ratios.iter().map(|k| (col(*k) / col(LAUNCHES).cast(DataType::Float64)).alias(*k));
