@@ -80,7 +80,12 @@ fn main() {
     for (label, strategy) in runs {
         let (t, n) = best(|| {
             let records = open_with(&data[..], keep.clone(), strategy).expect("the header parses");
-            records.map(|r| r.expect("every row parses")).count()
+            let mut n = 0;
+            for r in records {
+                r.expect("every row parses");
+                n += 1;
+            }
+            n
         });
         println!("{label}: {:7.0} MB/s, {n} launch records, {:.2}x the csv crate's splitting", mb / t, split / t);
     }

@@ -2,7 +2,7 @@
 # Parse throughput and peak memory of `coalprof analyze` on a raw-page CSV, beside its peers on
 # the same file in the same run (the machine is shared: ratios, not absolute speeds, are the
 # result): pandas and Python polars doing the same work, and the `csv` crate's own record
-# splitting (in-process, `cargo bench --bench parse`).
+# splitting (in-process: benches/parse.rs, what `cargo bench --bench parse` runs).
 #
 #   scripts/bench-parse.sh [MB]      (default 300; the file goes to $BENCH_DIR, default target/bench)
 #
@@ -32,8 +32,11 @@ if [[ ! -x $VENV/bin/python ]] || ! "$VENV/bin/python" -c 'import pandas, polars
     "$VENV/bin/pip" install --quiet pandas polars
 fi
 
-cargo build --release --quiet
+cargo build --release --quiet --bin coalprof
 BIN=${CARGO_TARGET_DIR:-target}/release/coalprof
+# The in-process benchmark, built with the release profile like the binary (no second build).
+BENCH=$(cargo build --release --quiet --bench parse --message-format=json |
+    python3 -c 'import json, sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 
 if [[ ! -s $FILE ]]; then
     python3 scripts/bench_parse_pandas.py generate "$SRC" "$FILE" "$MB"
@@ -68,7 +71,7 @@ read -r _ P_WALL P_RSS < <(run pandas "$VENV/bin/python" scripts/bench_parse_pan
 # shellcheck disable=SC2086
 read -r _ L_WALL L_RSS < <(run polars "$VENV/bin/python" scripts/bench_parse_pandas.py parse-polars "$FILE" $METRICS)
 # The csv crate's record splitting alone, in-process on the same file (and our parser beside it).
-SPLIT_OUT=$(cargo bench --quiet --bench parse -- "$FILE" 2>/dev/null)
+SPLIT_OUT=$("$BENCH" "$FILE")
 SPLIT=$(awk -F': *' '/^csv crate/ {print $2 + 0}' <<< "$SPLIT_OUT")
 
 awk -v bytes="$BYTES" -v c1="$C1_WALL" -v r1="$C1_RSS" -v c2="$C2_WALL" -v r2="$C2_RSS" \

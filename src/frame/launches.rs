@@ -134,7 +134,7 @@ impl<'a> Launches<'a> {
         // Each record name's column and assumed unit, by position: the parsers share one
         // `Arc<str>` per name, so consecutive records repeat the same pointers and are mapped
         // without hashing (the plan holds the names, so no address is reused meanwhile).
-        let mut plan: Vec<(Arc<str>, Option<(usize, Option<&str>)>)> = Vec::new();
+        let mut plan: Vec<(Arc<str>, Option<Target<'_>>)> = Vec::new();
         for (i, rec) in recs.iter().enumerate() {
             for (j, (name, value)) in rec.metrics.iter().enumerate() {
                 let target = match plan.get(j) {
@@ -184,6 +184,10 @@ impl<'a> Launches<'a> {
         df.lazy().group_by_stable(by).agg(aggs).collect().map_err(polars_error)
     }
 }
+
+/// Where a record's metric lands in a chunk's columns: the column, and the unit to assume when
+/// the value has none.
+type Target<'a> = (usize, Option<&'a str>);
 
 fn concat(frames: Vec<DataFrame>) -> Result<Option<DataFrame>> {
     let mut it = frames.into_iter();

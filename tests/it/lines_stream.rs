@@ -68,7 +68,7 @@ fn a_report_cut_short_fails_the_same_way_after_the_launches_before_the_cut() {
     for cut in [src.len() / 3, src.len() - 10] {
         let path = dir.path().join(format!("cut{cut}.ncu-rep"));
         std::fs::write(&path, &src[..cut]).unwrap();
-        let (old, new) = both(&[path.clone()], &Options::default());
+        let (old, new) = both(std::slice::from_ref(&path), &Options::default());
         assert!(old.starts_with("error: "), "{old}");
         assert_eq!(new, old, "cut at {cut}");
     }

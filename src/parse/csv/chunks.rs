@@ -5,7 +5,7 @@
 //! Order and errors are the serial reader's: chunks are handed out and taken back in file
 //! order, a chunk stops at its first bad row (the records before it are yielded first, then the
 //! error), and a line the splitter refuses stops its chunk there: that line, the chunks read
-//! past it and the rest of the input go back to the `csv` reader (`Records::to_csv_reader`),
+//! past it and the rest of the input go back to the `csv` reader (`Records::hand_over_to_csv_reader`),
 //! which reads on from the same line number. Memory is a few chunks in flight, whatever the
 //! file's size.
 
@@ -131,6 +131,7 @@ pub(super) enum First<T> {
 }
 
 /// What `Fast::next` has.
+#[allow(clippy::large_enum_variant)] // a record moves out of it once; boxing would allocate once a record
 pub(super) enum Next {
     Record(LaunchRecord),
     End,

@@ -428,6 +428,7 @@ impl RawLayout {
 }
 
 /// Where the rows come from.
+#[allow(clippy::large_enum_variant)] // one per open report; the csv reader is the common case
 enum Source<R> {
     /// The `csv` reader over the filtered lines: every page, and the raw page's odd lines.
     Csv(csv::Reader<LineFilter<R>>),
@@ -645,14 +646,14 @@ impl<R: BufRead> Records<R> {
             }
             chunks::First::End => Ok(()),
             chunks::First::HandBack => {
-                self.to_csv_reader();
+                self.hand_over_to_csv_reader();
                 self.read_units_row()
             }
         }
     }
 
     /// From the fast path to the `csv` reader, at the line the fast path could not split.
-    fn to_csv_reader(&mut self) {
+    fn hand_over_to_csv_reader(&mut self) {
         if let Source::Fast(fast) = std::mem::replace(&mut self.source, Source::Moving) {
             let (input, prefix, error, line_no) = fast.hand_back();
             self.source = Source::Csv(csv_reader(input, prefix, error, line_no, true));
@@ -682,7 +683,7 @@ impl<R: BufRead> Records<R> {
                 Source::Fast(fast) => match fast.next()? {
                     chunks::Next::Record(r) => return Ok(Some(r)),
                     chunks::Next::End => return Ok(None),
-                    chunks::Next::HandBack => self.to_csv_reader(),
+                    chunks::Next::HandBack => self.hand_over_to_csv_reader(),
                 },
                 Source::Csv(_) => {
                     if !self.next_row()? {
