@@ -34,7 +34,9 @@ fi
 
 cargo build --release --quiet --bin coalprof
 BIN=${CARGO_TARGET_DIR:-target}/release/coalprof
-# The in-process benchmark, built with the release profile like the binary (no second build).
+# The in-process benchmark, built with the release profile like the binary. A bench target
+# turns on the dev-dependencies' features, so its first build compiles its own copy of the
+# library (20 minutes on the loaded 2-core machine, once); later runs reuse it.
 BENCH=$(cargo build --release --quiet --bench parse --message-format=json |
     python3 -c 'import json, sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 
