@@ -2,7 +2,9 @@
 # The native .ncu-rep reader against `ncu --import --csv --page raw`, on every fixture report
 # ncu 2022.3 can read, in one run: wall time of each (median of N runs), the ratio, and the
 # peak RSS of the native read beside the report's largest block (the reader holds one block
-# item at a time, plus the modules later results refer to).
+# item at a time, plus the modules later results refer to). Also, in the same run: coalprof's
+# start-up alone (`--version`), and NVIDIA's `ncu_report` Python module reading the same report
+# (tests/oracle/ncu_report_dump.py, every metric of every launch) where it is installed.
 #
 #   scripts/bench-native.sh [N]      (default 5 runs each; needs scripts/install-tools.sh's ncu)
 #
@@ -24,6 +26,7 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 cargo build --release --quiet
 BIN=${CARGO_TARGET_DIR:-target}/release/coalprof
+PY=.tools/ncu-report/bin/python
 HOME_DIR=$(mktemp -d)
 trap 'rm -rf "$HOME_DIR"' EXIT
 
@@ -81,26 +84,35 @@ PY
 }
 
 BASE_KIB=$(peak_kib "$BIN" analyze tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_raw_base.csv --format json)
-printf 'machine: %s cores, %s; %s runs each, median\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" "$N"
-printf 'baseline: coalprof on a 1-launch CSV peaks at %.1f MB RSS\n\n' "$(echo "$BASE_KIB / 1024" | bc -l)"
-printf '%-62s %9s %9s %8s %9s %9s %9s\n' report "native s" "ncu s" ratio "RSS MB" "+base MB" "block MB"
+printf 'machine: %s cores, %s, load average %s; %s runs each, median\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" "$(cut -d' ' -f1 /proc/loadavg)" "$N"
+printf 'baseline: coalprof on a 1-launch CSV peaks at %.1f MB RSS\n' "$(echo "$BASE_KIB / 1024" | bc -l)"
+printf 'start-up: coalprof --version takes %.1f ms\n\n' "$(echo "$(median "$BIN" --version) * 1000" | bc -l)"
+printf '%-62s %9s %9s %8s %11s %8s %9s %9s %9s\n' report "native s" "ncu s" ratio "ncu_report s" ratio "RSS MB" "+base MB" "block MB"
 worst=""
+ratios=()
 for r in tests/fixtures/ncu-rep/*.ncu-rep; do
     # Through sh, whose stderr is discarded: ncu 2022.3 crashes on one report, and bash would
     # print the signal.
     if ! sh -c 'HOME="$1" "$2" --import "$3" --csv --page raw; exit $?' _ "$HOME_DIR" "$NCU" "$r" > /dev/null 2>&1; then
-        printf '%-62s %9.4f %9s %8s %9.1f %9s %9.2f\n' "$(basename "$r")" "$(median "$BIN" analyze "$r" --format json)" \
-            "-" "(no ncu)" "$(echo "$(peak_kib "$BIN" analyze "$r" --format json) / 1024" | bc -l)" "" \
+        printf '%-62s %9.4f %9s %8s %11s %8s %9.1f %9s %9.2f\n' "$(basename "$r")" "$(median "$BIN" analyze "$r" --format json)" \
+            "-" "(no ncu)" "-" "-" "$(echo "$(peak_kib "$BIN" analyze "$r" --format json) / 1024" | bc -l)" "" \
             "$(echo "$(largest_block "$r") / 1048576" | bc -l)"
         continue
     fi
     nat=$(median "$BIN" analyze "$r" --format json)
     imp=$(median env HOME="$HOME_DIR" "$NCU" --import "$r" --csv --page raw)
+    if [[ -x $PY ]] && rep=$(median "$PY" tests/oracle/ncu_report_dump.py "$r"); then
+        rep_ratio=$(printf '%7.1fx' "$(echo "$rep / $nat" | bc -l)")
+    else
+        rep=0 rep_ratio="-"
+    fi
     kib=$(peak_kib "$BIN" analyze "$r" --format json)
     block=$(largest_block "$r")
     ratio=$(echo "$imp / $nat" | bc -l)
-    printf '%-62s %9.4f %9.4f %7.1fx %9.1f %9.1f %9.2f\n' "$(basename "$r")" "$nat" "$imp" "$ratio" \
+    ratios+=("$ratio")
+    printf '%-62s %9.4f %9.4f %7.1fx %11.4f %8s %9.1f %9.1f %9.2f\n' "$(basename "$r")" "$nat" "$imp" "$ratio" "$rep" "$rep_ratio" \
         "$(echo "$kib / 1024" | bc -l)" "$(echo "($kib - $BASE_KIB) / 1024" | bc -l)" "$(echo "$block / 1048576" | bc -l)"
     if [[ -z $worst ]] || (( $(echo "$ratio < $worst" | bc -l) )); then worst=$ratio; fi
 done
-printf '\nslowest ratio: %.1fx (goal: 10x); "(no ncu)": ncu 2022.3 cannot read the report (newer, or it crashes)\n' "$worst"
+median_ratio=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+printf '\nratio to ncu --import: slowest %.1fx, median %.1fx over %s reports (goal, issue 21: >= 25x); "(no ncu)": ncu 2022.3 cannot read the report (newer, or it crashes)\n' "$worst" "$median_ratio" "${#ratios[@]}"

@@ -8,6 +8,9 @@ the benchmark's input.
                                              raw page (units row skipped, thousands=','), turn
                                              the metric columns into numbers, scale them by the
                                              units row, group by kernel and sum
+  bench_parse_pandas.py parse-polars FILE METRIC...   the same with Python polars (every column
+                                             read as text, as ncu's quoted, comma-grouped numbers
+                                             need, then cast)
 
 The parse step does the same work as `coalprof analyze FILE` up to the derived metrics: every
 row is read, the metrics coalprof uses are converted and scaled, launches are summed per kernel.
@@ -58,10 +61,32 @@ def parse(path, metrics):
     print(f"pandas {pd.__version__}: {len(df)} rows, {len(cols)} metrics in {elapsed:.2f} s", file=sys.stderr)
 
 
+def parse_polars(path, metrics):
+    import polars as pl
+
+    start = time.perf_counter()
+    head = pl.read_csv(path, n_rows=1, infer_schema=False)
+    cols = [m for m in metrics if m in head.columns]
+    units = head.row(0, named=True)
+    df = pl.read_csv(path, skip_rows_after_header=1, infer_schema=False, columns=["Kernel Name", *cols])
+    df = df.with_columns(
+        (pl.col(c).str.replace_all(",", "").cast(pl.Float64, strict=False) * PREFIX.get(units[c] or "", 1)).alias(c)
+        for c in cols
+    )
+    totals = df.group_by("Kernel Name", maintain_order=True).agg(
+        [pl.col(c).sum() for c in cols] + [pl.len().alias("launches")]
+    )
+    elapsed = time.perf_counter() - start
+    print(totals.select(totals.columns[:3]), file=sys.stderr)
+    print(f"polars {pl.__version__}: {len(df)} rows, {len(cols)} metrics in {elapsed:.2f} s", file=sys.stderr)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "generate":
         generate(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     elif sys.argv[1] == "parse":
         parse(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "parse-polars":
+        parse_polars(sys.argv[2], sys.argv[3:])
     else:
         sys.exit(__doc__)

@@ -18,19 +18,17 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     if !simulated.is_empty() {
         return super::simulate::lines(common, s, &simulated);
     }
-    let launches = crate::lines::read(&s.reports)?;
-    let matched =
-        launches.iter().filter(|(r, _)| s.options.kernel.as_ref().is_none_or(|re| re.is_match(&r.kernel))).count();
-    if matched == 0 {
+    let mut sources = Sources::new(s.source_root.clone());
+    let mut disassembly = Disassembly::new(common);
+    // Streamed: one launch at a time into the per-line sums (memory flat whatever the size).
+    let mut report =
+        crate::lines::report(&s.reports, &s.options, &common.catalogue, &mut sources, &mut |b| disassembly.sass(b))?;
+    if report.matched == 0 {
         return Err(Error::nothing_matched(
             "no kernel launch in the reports matches".to_string(),
             s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
         ));
     }
-    let mut sources = Sources::new(s.source_root.clone());
-    let mut disassembly = Disassembly::new(common);
-    let mut report =
-        crate::lines::build(launches, &s.options, &common.catalogue, &mut sources, &mut |b| disassembly.sass(b))?;
     report.notices.extend(disassembly.notice);
     for n in &report.notices {
         crate::messages::note(n);

@@ -4,6 +4,7 @@
 //! ratio is a ratio of sums, never a mean of per-launch ratios) or kept one row per launch.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use polars::prelude::*;
 
@@ -97,11 +98,15 @@ impl<'a> Launches<'a> {
     /// The whole frame, ratios divided back to their launch-weighted mean.
     pub(crate) fn finish(mut self) -> Result<(Frame, DeviceFacts)> {
         self.flush()?;
+        // One partial (a report of one chunk, every small one) is grouped already: grouping it
+        // again would give the same rows, for one more polars query (a millisecond of a
+        // small report's start-to-finish).
+        let partials = self.done.len();
         let mut df = match concat(std::mem::take(&mut self.done))? {
             Some(df) => df,
             None => self.chunk_frame(&[])?, // no launches: the columns, no rows
         };
-        if self.grouping == Grouping::PerKernel && df.height() > 0 {
+        if self.grouping == Grouping::PerKernel && df.height() > 0 && partials > 1 {
             df = self.group(df)?;
         }
         let weighted = self.ratios.iter().map(|k| (col(*k) / col(LAUNCHES).cast(DataType::Float64)).alias(*k));
@@ -125,22 +130,38 @@ impl<'a> Launches<'a> {
             columns.push(Column::new(GRID[i].into(), dim(|r| r.grid, i)));
             columns.push(Column::new(BLOCK[i].into(), dim(|r| r.block, i)));
         }
-        let mut values: HashMap<&str, Vec<Option<f64>>> =
-            self.keys.iter().map(|k| (*k, vec![None; recs.len()])).collect();
+        let mut values: Vec<Vec<Option<f64>>> = vec![vec![None; recs.len()]; self.keys.len()];
+        // Each record name's column and assumed unit, by position: the parsers share one
+        // `Arc<str>` per name, so consecutive records repeat the same pointers and are mapped
+        // without hashing (the plan holds the names, so no address is reused meanwhile).
+        let mut plan: Vec<(Arc<str>, Option<Target<'_>>)> = Vec::new();
         for (i, rec) in recs.iter().enumerate() {
-            for (name, value) in &rec.metrics {
-                let (Some(mapped), Value::Number { value, unit }) = (self.names.get(&**name), value) else { continue };
-                let v = match (&mapped.assume_unit, *unit) {
+            for (j, (name, value)) in rec.metrics.iter().enumerate() {
+                let target = match plan.get(j) {
+                    Some((p, t)) if Arc::ptr_eq(p, name) => *t,
+                    _ => {
+                        let t = self.names.get(&**name).and_then(|m| {
+                            let slot = self.keys.binary_search(&m.key.as_str()).ok()?;
+                            Some((slot, m.assume_unit.as_deref()))
+                        });
+                        if j < plan.len() {
+                            plan[j] = (name.clone(), t);
+                        } else {
+                            plan.push((name.clone(), t));
+                        }
+                        t
+                    }
+                };
+                let (Some((slot, assume_unit)), Value::Number { value, unit }) = (target, value) else { continue };
+                let v = match (assume_unit, *unit) {
                     (Some(assumed), "") => units::scale(assumed).apply(*value),
                     _ => *value,
                 };
-                if let Some(slot) = values.get_mut(mapped.key.as_str()) {
-                    slot[i] = Some(v * rec.launches as f64);
-                }
+                values[slot][i] = Some(v * rec.launches as f64);
             }
         }
-        for k in &self.keys {
-            columns.push(Column::new((*k).into(), values.remove(k).unwrap_or_default()));
+        for (k, v) in self.keys.iter().zip(values) {
+            columns.push(Column::new((*k).into(), v));
         }
         DataFrame::new(columns).map_err(polars_error)
     }
@@ -163,6 +184,10 @@ impl<'a> Launches<'a> {
         df.lazy().group_by_stable(by).agg(aggs).collect().map_err(polars_error)
     }
 }
+
+/// Where a record's metric lands in a chunk's columns: the column, and the unit to assume when
+/// the value has none.
+type Target<'a> = (usize, Option<&'a str>);
 
 fn concat(frames: Vec<DataFrame>) -> Result<Option<DataFrame>> {
     let mut it = frames.into_iter();

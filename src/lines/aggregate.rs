@@ -159,12 +159,15 @@ pub struct LineReport {
     /// The GPU architecture the reports ran on (`sm_80`), when they say.
     #[serde(skip)]
     pub arch: Option<String>,
+    /// How many launches passed the kernel filter (0: nothing matched).
+    #[serde(skip)]
+    pub matched: usize,
 }
 
 impl LineReport {
     /// A report of no rows.
     pub(crate) fn empty() -> LineReport {
-        LineReport { schema: SCHEMA, rows: Vec::new(), notices: Vec::new(), arch: None }
+        LineReport { schema: SCHEMA, rows: Vec::new(), notices: Vec::new(), arch: None, matched: 0 }
     }
 }
 
@@ -211,13 +214,20 @@ pub fn build(
     let mut without: BTreeMap<String, u64> = BTreeMap::new();
     let mut unplaced: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut arch = None;
+    let mut matched = 0;
+    // The launches of a module share its embedded files: embedded once, not once a launch.
+    let mut embedded: Option<Arc<[(String, String)]>> = None;
     for (rec, sc) in launches {
         if opts.kernel.as_ref().is_some_and(|re| !re.is_match(&rec.kernel)) {
             continue;
         }
+        matched += 1;
         // SMRevision is `major << 16 | minor` (docs/ncu-rep-format.md): 0x80000 is sm_80.
         arch = arch.or(sc.sm_revision.map(|r| format!("sm_{}{}", r >> 16, r & 0xffff)));
-        sources.embed(&sc.sources);
+        if !embedded.as_ref().is_some_and(|e| Arc::ptr_eq(e, &sc.sources)) {
+            sources.embed(&sc.sources);
+            embedded = Some(sc.sources.clone());
+        }
         let counters = match per_instruction(&sc) {
             Ok(c) => c,
             Err(NoCounters::Absent) => {
@@ -352,7 +362,7 @@ pub fn build(
     }
     let rows = finish(rows, &derivation, opts.top)?;
     notices.extend(unresolved(&rows));
-    Ok(LineReport { schema: SCHEMA, rows, notices, arch })
+    Ok(LineReport { schema: SCHEMA, rows, notices, arch, matched })
 }
 
 /// Which kernel (or launch) a row belongs to.

@@ -3,7 +3,9 @@
 //! tables, to source lines; diagnosed in the lesson's words.
 //!
 //! [`cubin`] reads the line tables of the cubin the native reader hands over in
-//! [`crate::parse::SourceCounters`].
+//! [`crate::parse::SourceCounters`]. [`report`] streams the launches into the per-line sums,
+//! so memory holds one launch and the sums, whatever the report's size; [`read`] collects
+//! them (small reports, and the oracle `report` is tested against).
 
 pub(crate) mod aggregate;
 pub mod cubin;
@@ -17,15 +19,55 @@ pub mod source;
 pub use aggregate::{build, By, LineReport, LineRow, Options};
 pub use instructions::Op;
 
+use std::path::{Path, PathBuf};
+
 use crate::error::{Error, Result};
 use crate::import::{kind, Kind};
+use crate::metrics::Catalogue;
+use crate::parse::csv::Keep;
 use crate::parse::ncu_rep::{self, ReadError};
 use crate::parse::{LaunchRecord, SourceCounters};
+use source::Sources;
 
 /// Every launch of every report, with its per-instruction counters.
-pub fn read(reports: &[std::path::PathBuf]) -> Result<Vec<(LaunchRecord, SourceCounters)>> {
-    let mut all = Vec::new();
-    for path in reports {
+pub fn read(reports: &[PathBuf]) -> Result<Vec<(LaunchRecord, SourceCounters)>> {
+    Stream::new(reports, None).collect()
+}
+
+/// The per-line report of `reports`, read one launch at a time (the rows are those of
+/// `build(read(reports)?, …)`; a read error is the same error, after the launches before it).
+/// Launch records keep only the catalogue's metrics: the per-line sums need nothing else.
+pub fn report(
+    reports: &[PathBuf],
+    opts: &Options,
+    catalogue: &Catalogue,
+    sources: &mut Sources,
+    disassemble: &mut dyn FnMut(&[u8]) -> Option<aggregate::Sass>,
+) -> Result<LineReport> {
+    let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
+    let mut failed = None;
+    let launches = Stream::new(reports, Some(keep)).map_while(|l| l.map_err(|e| failed = Some(e)).ok());
+    let report = build(launches, opts, catalogue, sources, disassemble);
+    match failed {
+        Some(e) => Err(e),
+        None => report,
+    }
+}
+
+/// The launches of each report in turn, a report opened when the one before is done.
+struct Stream<'a> {
+    reports: std::slice::Iter<'a, PathBuf>,
+    keep: Option<Keep>,
+    current: Option<(&'a Path, Option<u32>, ncu_rep::Launches)>,
+    failed: bool,
+}
+
+impl<'a> Stream<'a> {
+    fn new(reports: &'a [PathBuf], keep: Option<Keep>) -> Stream<'a> {
+        Stream { reports: reports.iter(), keep, current: None, failed: false }
+    }
+
+    fn open(&self, path: &'a Path) -> Result<(&'a Path, Option<u32>, ncu_rep::Launches)> {
         if kind(path)? != Kind::NcuRep {
             return Err(Error::input(
                 path,
@@ -33,14 +75,50 @@ pub fn read(reports: &[std::path::PathBuf]) -> Result<Vec<(LaunchRecord, SourceC
                  SourceCounters section)",
             ));
         }
-        let report = ncu_rep::read_launches(path).map_err(|e| match e {
-            ReadError::UnknownVersion { .. } => {
-                Error::input(path, e.to_string()).with_hint("`lines` reads reports natively only; no ncu fallback")
-            }
-            e => Error::input(path, e.to_string()),
-        })?;
-        let rank = crate::import::rank_of(path);
-        all.extend(report.launches.into_iter().map(|l| (LaunchRecord { rank, ..l.record }, l.source)));
+        let launches = ncu_rep::open(path).map_err(|e| read_error(path, e))?;
+        let launches = match &self.keep {
+            Some(keep) => launches.source_counters_only(keep.clone()),
+            None => launches,
+        };
+        Ok((path, crate::import::rank_of(path), launches))
     }
-    Ok(all)
+}
+
+fn read_error(path: &Path, e: ReadError) -> Error {
+    match e {
+        ReadError::UnknownVersion { .. } => {
+            Error::input(path, e.to_string()).with_hint("`lines` reads reports natively only; no ncu fallback")
+        }
+        e => Error::input(path, e.to_string()),
+    }
+}
+
+impl Iterator for Stream<'_> {
+    type Item = Result<(LaunchRecord, SourceCounters)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            if let Some((path, rank, launches)) = self.current.as_mut() {
+                match launches.next() {
+                    Some(Ok(l)) => return Some(Ok((LaunchRecord { rank: *rank, ..l.record }, l.source))),
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        return Some(Err(read_error(path, e)));
+                    }
+                    None => self.current = None,
+                }
+            }
+            let path = self.reports.next()?;
+            match self.open(path) {
+                Ok(c) => self.current = Some(c),
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
 }

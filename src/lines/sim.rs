@@ -112,7 +112,9 @@ pub(crate) fn build(
     }
     let rows = finish(rows, &derivation, opts.top)?;
     notices.extend(unresolved(&rows));
-    Ok(LineReport { schema: SCHEMA, rows, notices, arch: Some(crate::tools::gpgpusim::ARCH.into()) })
+    // Every simulated kernel the filter let through counts as matched.
+    let matched = rows.iter().map(|r| (&r.kernel, r.launch)).collect::<std::collections::HashSet<_>>().len();
+    Ok(LineReport { schema: SCHEMA, rows, notices, arch: Some(crate::tools::gpgpusim::ARCH.into()), matched })
 }
 
 #[cfg(test)]

@@ -133,7 +133,9 @@ pub struct SourceCounters {
     /// The module's cubin (an ELF), from `SourceData.Binary`, resolved through references to earlier blocks.
     pub cubin: Option<Arc<[u8]>>,
     /// Source files embedded in the report (`--import-source yes`), path → text, if present.
-    pub sources: Vec<(String, String)>,
+    /// Shared: every launch of a module holds the same files, and a report of thousands of
+    /// launches must not copy them thousands of times.
+    pub sources: Arc<[(String, String)]>,
     /// The SM revision of the module (SourceData.SMRevision), if present.
     pub sm_revision: Option<u32>,
     /// The kernel's mangled name (ProfileResult field 5): its symbol in the cubin, which the
@@ -144,7 +146,8 @@ pub struct SourceCounters {
 /// Parse `"(256, 1, 1)"` (ncu's Block Size / Grid Size columns).
 pub fn parse_dims(s: &str) -> Option<[u32; 3]> {
     let inner = s.trim().strip_prefix('(')?.strip_suffix(')')?;
-    let mut it = inner.split(',').map(|p| p.trim().replace(',', "").parse::<u32>());
+    // Every raw-page row has two of these: parsed in place, no allocation.
+    let mut it = inner.split(',').map(|p| p.trim().parse::<u32>());
     let d = [it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?];
     it.next().is_none().then_some(d)
 }

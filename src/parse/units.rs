@@ -126,25 +126,80 @@ pub fn number(text: &str) -> Option<f64> {
     if t.is_empty() {
         return None; // a bare "(!)": nothing after ncu's warning mark
     }
-    let cleaned: String;
+    // Counts print with thousands separators, on most rows of a raw page: the digits are
+    // gathered on the stack, not in a new string per value.
+    let mut stack = [0u8; 64];
     let t = if t.contains(',') {
         // Only a well-formed thousands grouping counts: "1,234,567.5" yes, "1,2" or "a,b" no.
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-        let groups: Vec<&str> = int.trim_start_matches('-').split(',').collect();
-        let well_formed = groups[0].len() <= 3 && !groups[0].is_empty() && groups[1..].iter().all(|g| g.len() == 3);
+        let mut groups = int.trim_start_matches('-').split(',');
+        let first = groups.next().unwrap_or_default();
+        let well_formed = first.len() <= 3 && !first.is_empty() && groups.all(|g| g.len() == 3);
         if !well_formed {
             return None;
         }
-        cleaned = if frac.is_empty() { int.replace(',', "") } else { format!("{}.{frac}", int.replace(',', "")) };
-        &cleaned
+        let mut n = 0;
+        let frac = if frac.is_empty() { None } else { Some(frac) };
+        let parts = int.split(',').chain(frac.map(|_| ".")).chain(frac);
+        for part in parts {
+            let Some(dst) = stack.get_mut(n..n + part.len()) else {
+                // Longer than any f64 needs: the slow way.
+                let cleaned =
+                    if let Some(f) = frac { format!("{}.{f}", int.replace(',', "")) } else { int.replace(',', "") };
+                return finite(&cleaned);
+            };
+            dst.copy_from_slice(part.as_bytes());
+            n += part.len();
+        }
+        std::str::from_utf8(&stack[..n]).ok()?
     } else {
         t
     };
-    let first = t.as_bytes()[0];
+    finite(t)
+}
+
+/// `t` as a finite f64, if it starts like a number.
+fn finite(t: &str) -> Option<f64> {
+    let first = *t.as_bytes().first()?;
     if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
         return None; // rejects "nan", "inf", "n/a" before f64's parser accepts the first two
     }
+    if let Some(v) = short_decimal(t) {
+        return Some(v);
+    }
     t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// `[-]digits[.digits]` of at most 15 digits, the form of nearly every value ncu prints, without
+/// the general parser: the digits as one integer n and the fraction's length k give n / 10^k,
+/// both exact in an f64 (below 2^53), so the one division rounds the exact decimal value
+/// correctly: the same f64 `str::parse` returns (a proptest holds them equal).
+fn short_decimal(t: &str) -> Option<f64> {
+    let (negative, digits) = match t.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        b => (false, b),
+    };
+    let (mut n, mut count, mut frac, mut dot) = (0u64, 0u32, 0u32, false);
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                n = n * 10 + u64::from(b - b'0');
+                count += 1;
+                frac += u32::from(dot);
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+        if count > 15 {
+            return None;
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+    let v = n as f64 / POW10[frac as usize];
+    Some(if negative { -v } else { v })
 }
 
 #[cfg(test)]
@@ -231,6 +286,19 @@ mod proptests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// The short path gives `str::parse`'s f64, bit for bit, on every form it accepts.
+        #[test]
+        fn short_decimals_parse_as_the_standard_parser_does(
+            negative in any::<bool>(), int in "[0-9]{0,16}", frac in proptest::option::of("[0-9]{0,16}"),
+        ) {
+            let t = format!("{}{int}{}", if negative { "-" } else { "" }, frac.map(|f| format!(".{f}")).unwrap_or_default());
+            if let Some(v) = short_decimal(&t) {
+                let want: f64 = t.parse().unwrap();
+                prop_assert_eq!(v.to_bits(), want.to_bits(), "{}", t);
+            }
+            prop_assert_eq!(finite(&t).map(f64::to_bits), t.parse::<f64>().ok().filter(|v| v.is_finite()).map(f64::to_bits), "{}", t);
+        }
 
         #[test]
         fn number_never_panics(s in "\\PC*") {

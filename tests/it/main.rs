@@ -19,6 +19,7 @@ mod lines_2025; // reports in ncu 2025's layout, made by the fake ncu's writer a
 mod lines_cubin;
 mod lines_gate; // `[[gate]]` rules and baselines on source lines
 mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin line-table reader against nvcc + nvdisasm
+mod lines_stream; // `lines::report` streaming equals the collecting path on every fixture
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`

@@ -118,6 +118,8 @@ pub struct Launches {
     names: Vec<Name>,
     /// Records only (see [`Launches::records_only`]): metrics filtered, no source counters.
     keep: Option<Keep>,
+    /// With `keep`: the source counters all the same (see [`Launches::source_counters_only`]).
+    instanced: bool,
     modules: HashMap<u64, Module>,
     pending: VecDeque<Pending>,
     process: Option<String>,
@@ -138,6 +140,7 @@ impl Launches {
             framing,
             names: Vec::new(),
             keep: None,
+            instanced: false,
             modules: HashMap::new(),
             pending: VecDeque::new(),
             process: None,
@@ -152,6 +155,15 @@ impl Launches {
     /// and the modules are skipped undecoded (`source` is then empty). What `analyze` reads.
     pub fn records_only(mut self, keep: Keep) -> Launches {
         self.keep = Some(keep);
+        self
+    }
+
+    /// Yield the launch records with only the metrics `keep` wants, and every launch's source
+    /// counters whole (instanced metrics, modules): what the per-line sums read, without
+    /// turning the hundreds of other metrics of each launch into values.
+    pub fn source_counters_only(mut self, keep: Keep) -> Launches {
+        self.keep = Some(keep);
+        self.instanced = true;
         self
     }
 
@@ -205,7 +217,7 @@ impl Launches {
                     ));
                 }
                 match what {
-                    "a source" if self.keep.is_some() => self.framing.skip(u64::from(len), what)?,
+                    "a source" if self.keep.is_some() && !self.instanced => self.framing.skip(u64::from(len), what)?,
                     "a source" => {
                         let s: SourceData = self.framing.message_of_len(len, what)?;
                         let reference = s.reference;
@@ -220,7 +232,7 @@ impl Launches {
                         entry.sm_revision = m.sm_revision.or(entry.sm_revision);
                     }
                     "a result" => {
-                        let result: ProfileResult = if self.keep.is_some() {
+                        let result: ProfileResult = if self.keep.is_some() && !self.instanced {
                             self.framing.message_of_len::<ProfileResultLean>(len, what)?.into()
                         } else {
                             self.framing.message_of_len(len, what)?
@@ -260,7 +272,7 @@ impl Launches {
             )));
         }
         let p = self.pending.pop_front()?;
-        let (record, source) = records::convert(p.result, &self.names, p.ctx, &self.modules);
+        let (record, source) = records::convert(p.result, &self.names, p.ctx, &self.modules, self.instanced);
         Some(Ok(NativeLaunch { record, source }))
     }
 }

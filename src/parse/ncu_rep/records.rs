@@ -17,7 +17,7 @@ use crate::parse::{LaunchRecord, SourceCounters, Value};
 #[derive(Debug, Clone, Default)]
 pub(super) struct Module {
     pub cubin: Option<Arc<[u8]>>,
-    pub sources: Vec<(String, String)>,
+    pub sources: Arc<[(String, String)]>,
     pub sm_revision: Option<u32>,
 }
 
@@ -25,7 +25,10 @@ impl Module {
     pub(super) fn from_source(s: SourceData) -> Module {
         Module {
             cubin: s.binary.map(Arc::from),
-            sources: s.files.map(|f| f.files.into_iter().map(|f| (f.path, f.text)).collect()).unwrap_or_default(),
+            sources: s
+                .files
+                .map(|f| f.files.into_iter().map(|f| (f.path, f.text)).collect::<Vec<_>>().into())
+                .unwrap_or_default(),
             sm_revision: s.sm_revision,
         }
     }
@@ -82,12 +85,14 @@ impl Name {
 }
 
 /// Build the record. `names` must cover every index (checked by the caller, which also keeps
-/// one `Arc<str>` per name so that records share them).
+/// one `Arc<str>` per name so that records share them). With `instanced`, a metric with
+/// per-instruction values goes into the source counters even when the record does not keep it.
 pub(super) fn convert(
     r: ProfileResult,
     names: &[Name],
     ctx: Context,
     modules: &HashMap<u64, Module>,
+    instanced_too: bool,
 ) -> (LaunchRecord, SourceCounters) {
     let mut metrics = Vec::with_capacity(r.metrics.len());
     let mut counters = SourceCounters::default();
@@ -99,6 +104,9 @@ pub(super) fn convert(
             counters.function_pcs = function_pcs(&m);
         }
         if !kept {
+            if instanced_too && !m.instances.is_empty() {
+                instanced.push((name.clone(), instance_pairs(&m)));
+            }
             continue;
         }
         let value = match m.value.as_ref() {
@@ -116,12 +124,7 @@ pub(super) fn convert(
             None => Value::Missing(String::new()),
         };
         if !m.instances.is_empty() {
-            let pairs: Vec<(u64, f64)> = m
-                .instances
-                .iter()
-                .filter_map(|e| Some((e.correlation_id.as_ref()?.integer()?, e.value.as_ref()?.number()?)))
-                .collect();
-            instanced.push((name.clone(), pairs));
+            instanced.push((name.clone(), instance_pairs(&m)));
         }
         metrics.push((name, value));
     }
@@ -168,6 +171,13 @@ pub(super) fn convert(
         metrics,
     };
     (crate::parse::csv::finish(record), counters)
+}
+
+/// A metric's instances as (correlation id, value).
+fn instance_pairs(m: &super::messages::MetricResult) -> Vec<(u64, f64)> {
+    (m.instances.iter())
+        .filter_map(|e| Some((e.correlation_id.as_ref()?.integer()?, e.value.as_ref()?.number()?)))
+        .collect()
 }
 
 /// Per-instruction metrics of the SourceCounters section that are correlated with PCs: when a

@@ -11,6 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
+mod chunks;
+mod split;
+
 use super::diagnose::Scan;
 use super::units::{self, Scale};
 use super::{parse_dims, LaunchRecord, Value};
@@ -180,10 +183,53 @@ impl Fixed {
     }
 }
 
+/// Bytes handed back by the fast path (the line it could not split, and what it had read
+/// past it), served before the rest of the input.
+struct Prefixed<R> {
+    prefix: Vec<u8>,
+    pos: usize,
+    /// A read error the fast path met just past `prefix`: returned once, where it happened.
+    error: Option<io::Error>,
+    inner: R,
+}
+
+impl<R: BufRead> Read for Prefixed<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Prefixed<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos < self.prefix.len() {
+            return Ok(&self.prefix[self.pos..]);
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.pos < self.prefix.len() {
+            self.pos += n;
+        } else {
+            self.inner.consume(n);
+        }
+    }
+}
+
 /// Drops every line that is not part of the CSV (app output, `==PROF==` lines), so the CSV
 /// reader sees only quoted rows. Implements `Read` over the filtered bytes.
 struct LineFilter<R> {
-    inner: R,
+    inner: Prefixed<R>,
     line: Vec<u8>,
     pos: usize,
     line_no: u64,
@@ -229,17 +275,181 @@ impl<R: BufRead> Read for LineFilter<R> {
     }
 }
 
+/// A row's fields, from the `csv` reader or from the fast splitter: the page logic below reads
+/// both through this, so the two paths cannot disagree on what a row means.
+trait Fields {
+    fn count(&self) -> usize;
+    fn at(&self, i: usize) -> Option<&[u8]>;
+}
+
+impl Fields for csv::ByteRecord {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn at(&self, i: usize) -> Option<&[u8]> {
+        self.get(i)
+    }
+}
+
+impl Fields for split::Row<'_> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn at(&self, i: usize) -> Option<&[u8]> {
+        self.get(i)
+    }
+}
+
+fn malformed(line: u64, message: impl Into<String>) -> ParseError {
+    ParseError::Malformed { line, message: message.into() }
+}
+
+/// A column of a row, trimmed; `None` if absent or empty.
+fn field<F: Fields>(row: &F, col: Option<usize>) -> Option<Cow<'_, str>> {
+    let b = col.and_then(|i| row.at(i))?.trim_ascii();
+    (!b.is_empty()).then(|| text(b))
+}
+
+/// A launch ID: digits, maybe with thousands separators.
+fn parse_id(t: &str) -> Option<u64> {
+    if t.contains(',') {
+        t.replace(',', "").parse().ok()
+    } else {
+        t.parse().ok()
+    }
+}
+
+/// A record for a row's launch, metrics still empty. `line` is the row's input line (errors).
+fn launch_of_row<F: Fields>(f: &Fixed, row: &F, line: u64) -> Result<LaunchRecord, ParseError> {
+    let kernel = field(row, f.kernel).ok_or_else(|| malformed(line, "a row has no kernel name"))?;
+    let id = match field(row, f.id) {
+        Some(t) => Some(parse_id(&t).ok_or_else(|| malformed(line, format!("ID `{}` is not a number", shown(&t))))?),
+        None => None,
+    };
+    let process = match (field(row, f.pid), field(row, f.pname)) {
+        (Some(p), Some(n)) => Some(format!("{p} {n}")),
+        (p, n) => p.or(n).map(Cow::into_owned),
+    };
+    let nvtx: Vec<Cow<str>> = f.nvtx.iter().filter_map(|&i| field(row, Some(i))).collect();
+    let launches = match field(row, f.invocations) {
+        // A launch count: a whole number from 1 to 2^32. Anything else would be summed
+        // as garbage (0 hides the kernel, a huge count overflows the launch total).
+        Some(t) => match units::number(&t) {
+            Some(v) if v >= 1.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => v as u64,
+            _ => return Err(malformed(line, format!("Invocations `{}` is not a launch count", shown(&t)))),
+        },
+        None => 1,
+    };
+    Ok(LaunchRecord {
+        id,
+        process,
+        kernel: kernel.into_owned(),
+        grid: field(row, f.grid).and_then(|d| parse_dims(&d)),
+        block: field(row, f.block).and_then(|d| parse_dims(&d)),
+        device: None,
+        cc: field(row, f.cc).map(Cow::into_owned),
+        nvtx: (!nvtx.is_empty()).then(|| nvtx.join(" | ")),
+        rank: None,
+        launches,
+        metrics: Vec::new(),
+    })
+}
+
+/// What the header and units row say about the raw page's columns: read-only once the units
+/// row is in, so the fast path's threads share it.
+#[derive(Debug)]
+struct RawLayout {
+    fixed: Fixed,
+    width: usize,
+    /// (column, name, unit) of every kept metric column.
+    columns: Vec<(usize, Arc<str>, Scale)>,
+}
+
+impl RawLayout {
+    /// The raw page's second row holds the units; pick the metric columns to keep.
+    fn from_units_row<F: Fields>(
+        header: &[String],
+        fixed: Fixed,
+        keep: &Keep,
+        row: &F,
+        line: u64,
+    ) -> Result<RawLayout, ParseError> {
+        if row.count() != header.len() {
+            return Err(malformed(
+                line,
+                format!("the units row has {} fields, the header {}", row.count(), header.len()),
+            ));
+        }
+        // A units row is empty under ID and Kernel Name; a data row never is.
+        let filled = |c: Option<usize>| c.and_then(|i| row.at(i)).is_some_and(|b| !b.trim_ascii().is_empty());
+        if filled(fixed.id) || filled(fixed.kernel) {
+            return Err(malformed(
+                line,
+                "the raw page has no units row under its header (export it with `--print-units base`)",
+            ));
+        }
+        let mut seen = HashSet::new();
+        let mut columns = Vec::new();
+        for (i, name) in header.iter().enumerate() {
+            if FIXED_NAMES.contains(&name.as_str()) || is_nvtx(name) {
+                continue;
+            }
+            if !seen.insert(name.as_str()) {
+                return Err(malformed(
+                    line.saturating_sub(1),
+                    format!("the metric column `{}` appears twice in the header", shown(name)),
+                ));
+            }
+            if keep.wants(name) {
+                columns.push((i, Arc::from(name.as_str()), units::scale(&text(row.at(i).unwrap_or_default()))));
+            }
+        }
+        Ok(RawLayout { fixed, width: header.len(), columns })
+    }
+
+    /// One data row of the raw page → its launch record.
+    fn record<F: Fields>(&self, row: &F, line: u64) -> Result<LaunchRecord, ParseError> {
+        if row.count() != self.width {
+            return Err(malformed(
+                line,
+                format!(
+                    "a row has {} fields, the header {}: the file is truncated or not one CSV",
+                    row.count(),
+                    self.width
+                ),
+            ));
+        }
+        let mut rec = launch_of_row(&self.fixed, row, line)?;
+        rec.metrics = (self.columns.iter())
+            .map(|(i, name, scale)| (name.clone(), Value::parse_scaled(&text(row.at(*i).unwrap_or_default()), *scale)))
+            .collect();
+        Ok(finish(rec))
+    }
+}
+
+/// Where the rows come from.
+#[allow(clippy::large_enum_variant)] // one per open report; the csv reader is the common case
+enum Source<R> {
+    /// The `csv` reader over the filtered lines: every page, and the raw page's odd lines.
+    Csv(csv::Reader<LineFilter<R>>),
+    /// The raw page of ncu's own CSV, split 64 bytes at a time (`chunks`).
+    Fast(Box<chunks::Fast<R>>),
+    /// Between the two, for a moment.
+    Moving,
+}
+
 /// An open CSV report: yields one [`LaunchRecord`] at a time.
 pub struct Records<R: BufRead> {
     /// Which page of ncu's output the report is (raw or details).
     pub page: Page,
     /// `==ERROR==`/`==WARNING==` lines seen before the header (results may still follow).
     pub warnings: Vec<String>,
-    reader: csv::Reader<LineFilter<R>>,
+    source: Source<R>,
     header: Vec<String>,
+    /// The header's columns; moved into `layout` once the raw page's units row is read.
     fixed: Fixed,
-    /// Raw page: (column, name, unit) of every kept metric column.
-    raw_columns: Vec<(usize, Arc<str>, Scale)>,
+    /// Raw page: the columns, once the units row is read.
+    layout: Option<Arc<RawLayout>>,
     keep: Keep,
     names: HashMap<String, Arc<str>>,
     /// Bytes, not `StringRecord`: a row is not validated as UTF-8 as a whole (the hot path
@@ -259,8 +469,38 @@ fn is_header(bare: &str) -> bool {
         .any(|h| bare.find(h).is_some_and(|at| at == 0 || (bare[..at].ends_with(',') && !bare[..at - 1].contains(','))))
 }
 
+/// How the rows of a raw page are read. [`open`] takes the fast path; tests hold it equal to
+/// the `csv` reader alone, and the parse benchmark times each.
+#[derive(Debug, Clone, Copy)]
+pub enum Strategy {
+    /// The `csv` reader alone: every row through its state machine, on the calling thread.
+    Csv,
+    /// ncu's own raw page split 64 bytes at a time in chunks of `chunk` bytes, on `threads`
+    /// worker threads (0: inline, on the calling thread); other pages and lines the splitter
+    /// refuses go to the `csv` reader.
+    Fast {
+        /// Worker threads; 0 parses on the calling thread.
+        threads: usize,
+        /// Bytes read per chunk.
+        chunk: usize,
+    },
+}
+
+impl Strategy {
+    /// The fast path with one parsing thread per core the process may run on (inline on one).
+    pub fn default_fast() -> Strategy {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Strategy::Fast { threads: if cores > 1 { cores.min(8) } else { 0 }, chunk: chunks::CHUNK }
+    }
+}
+
 /// Find the CSV header in `input` (skipping whatever precedes it) and get ready to stream.
-pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseError> {
+pub fn open<R: BufRead>(input: R, keep: Keep) -> Result<Records<R>, ParseError> {
+    open_with(input, keep, Strategy::default_fast())
+}
+
+/// [`open`], reading the rows as `strategy` says.
+pub fn open_with<R: BufRead>(mut input: R, keep: Keep, strategy: Strategy) -> Result<Records<R>, ParseError> {
     let mut scan = Scan::default();
     let mut buf = Vec::new();
     let mut line_no = 0u64;
@@ -309,40 +549,70 @@ pub fn open<R: BufRead>(mut input: R, keep: Keep) -> Result<Records<R>, ParseErr
         });
     }
     let quoted = header_line.starts_with('"');
-    let filter = LineFilter { inner: input, line: Vec::new(), pos: 0, line_no, served: Vec::new(), quoted };
-    let reader =
-        csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(filter);
     let mut records = Records {
         page,
         warnings: scan.warnings,
-        reader,
+        source: Source::Moving,
         header,
         fixed,
-        raw_columns: Vec::new(),
+        layout: None,
         keep,
         names: HashMap::new(),
         record: csv::ByteRecord::new(),
         pending: None,
         done: false,
     };
-    if page == Page::Raw {
-        records.read_units_row()?;
+    match strategy {
+        // ncu's own raw page: the fast path, which hands odd lines back to the csv reader.
+        Strategy::Fast { threads, chunk } if page == Page::Raw && quoted => {
+            records.source = Source::Fast(Box::new(chunks::Fast::new(input, line_no, threads, chunk)));
+            records.read_units_row_fast()?;
+        }
+        _ => {
+            records.source = Source::Csv(csv_reader(input, Vec::new(), None, line_no, quoted));
+            if page == Page::Raw {
+                records.read_units_row()?;
+            }
+        }
     }
     Ok(records)
 }
 
+/// The `csv` reader over the filtered lines of `prefix` then `input`; `line_no` lines came before.
+fn csv_reader<R: BufRead>(
+    input: R,
+    prefix: Vec<u8>,
+    error: Option<io::Error>,
+    line_no: u64,
+    quoted: bool,
+) -> csv::Reader<LineFilter<R>> {
+    let filter = LineFilter {
+        inner: Prefixed { prefix, pos: 0, error, inner: input },
+        line: Vec::new(),
+        pos: 0,
+        line_no,
+        served: Vec::new(),
+        quoted,
+    };
+    csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(filter)
+}
+
 impl<R: BufRead> Records<R> {
     fn line(&self) -> u64 {
-        self.reader.get_ref().served.last().copied().unwrap_or(0)
+        match &self.source {
+            Source::Csv(reader) => reader.get_ref().served.last().copied().unwrap_or(0),
+            _ => 0,
+        }
     }
 
     fn malformed(&self, message: impl Into<String>) -> ParseError {
-        ParseError::Malformed { line: self.line(), message: message.into() }
+        malformed(self.line(), message)
     }
 
     /// Read the next CSV row into `self.record`; false at the end.
     fn next_row(&mut self) -> Result<bool, ParseError> {
-        match self.reader.read_byte_record(&mut self.record) {
+        let Source::Csv(reader) = &mut self.source else { return Ok(false) };
+        match reader.read_byte_record(&mut self.record) {
             Ok(more) => Ok(more),
             Err(e) => match e.kind() {
                 csv::ErrorKind::Io(_) => Err(ParseError::Io(io::Error::other(e.to_string()))),
@@ -356,90 +626,45 @@ impl<R: BufRead> Records<R> {
         if !self.next_row()? {
             return Ok(());
         }
-        if self.record.len() != self.header.len() {
-            return Err(self.malformed(format!(
-                "the units row has {} fields, the header {}",
-                self.record.len(),
-                self.header.len()
-            )));
-        }
-        // A units row is empty under ID and Kernel Name; a data row never is.
-        let filled = |c: Option<usize>| c.is_some_and(|i| !self.record[i].trim_ascii().is_empty());
-        if filled(self.fixed.id) || filled(self.fixed.kernel) {
-            return Err(
-                self.malformed("the raw page has no units row under its header (export it with `--print-units base`)")
-            );
-        }
-        let mut seen = HashSet::new();
-        for (i, name) in self.header.iter().enumerate() {
-            if FIXED_NAMES.contains(&name.as_str()) || is_nvtx(name) {
-                continue;
-            }
-            if !seen.insert(name.as_str()) {
-                return Err(ParseError::Malformed {
-                    line: self.line().saturating_sub(1),
-                    message: format!("the metric column `{}` appears twice in the header", shown(name)),
-                });
-            }
-            if self.keep.wants(name) {
-                self.raw_columns.push((i, Arc::from(name.as_str()), units::scale(&text(&self.record[i]))));
-            }
-        }
+        let fixed = std::mem::take(&mut self.fixed);
+        let layout = RawLayout::from_units_row(&self.header, fixed, &self.keep, &self.record, self.line())?;
+        self.layout = Some(Arc::new(layout));
         Ok(())
     }
 
-    /// A column of the current row, trimmed; `None` if absent or empty.
-    fn field(&self, col: Option<usize>) -> Option<Cow<'_, str>> {
-        let b = col.and_then(|i| self.record.get(i))?.trim_ascii();
-        (!b.is_empty()).then(|| text(b))
+    /// The units row through the fast path; if it cannot split it, the csv reader takes over.
+    fn read_units_row_fast(&mut self) -> Result<(), ParseError> {
+        let Source::Fast(fast) = &mut self.source else { return self.read_units_row() };
+        match fast.first_row(|row, line| {
+            RawLayout::from_units_row(&self.header, std::mem::take(&mut self.fixed), &self.keep, row, line)
+        })? {
+            chunks::First::Layout(layout) => {
+                let layout = Arc::new(layout);
+                fast.start(layout.clone());
+                self.layout = Some(layout);
+                Ok(())
+            }
+            chunks::First::End => Ok(()),
+            chunks::First::HandBack => {
+                self.hand_over_to_csv_reader();
+                self.read_units_row()
+            }
+        }
     }
 
-    /// A record for the current row's launch, metrics still empty.
-    fn launch_of_row(&self) -> Result<LaunchRecord, ParseError> {
-        let f = &self.fixed;
-        let kernel = self.field(f.kernel).ok_or_else(|| self.malformed("a row has no kernel name"))?;
-        let id = match self.field(f.id) {
-            Some(t) => Some(
-                t.replace(',', "")
-                    .parse::<u64>()
-                    .map_err(|_| self.malformed(format!("ID `{}` is not a number", shown(&t))))?,
-            ),
-            None => None,
-        };
-        let process = match (self.field(f.pid), self.field(f.pname)) {
-            (Some(p), Some(n)) => Some(format!("{p} {n}")),
-            (p, n) => p.or(n).map(Cow::into_owned),
-        };
-        let nvtx: Vec<Cow<str>> = f.nvtx.iter().filter_map(|&i| self.field(Some(i))).collect();
-        let launches = match self.field(f.invocations) {
-            // A launch count: a whole number from 1 to 2^32. Anything else would be summed
-            // as garbage (0 hides the kernel, a huge count overflows the launch total).
-            Some(t) => match units::number(&t) {
-                Some(v) if v >= 1.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => v as u64,
-                _ => return Err(self.malformed(format!("Invocations `{}` is not a launch count", shown(&t)))),
-            },
-            None => 1,
-        };
-        Ok(LaunchRecord {
-            id,
-            process,
-            kernel: kernel.into_owned(),
-            grid: self.field(f.grid).and_then(|d| parse_dims(&d)),
-            block: self.field(f.block).and_then(|d| parse_dims(&d)),
-            device: None,
-            cc: self.field(f.cc).map(Cow::into_owned),
-            nvtx: (!nvtx.is_empty()).then(|| nvtx.join(" | ")),
-            rank: None,
-            launches,
-            metrics: Vec::new(),
-        })
+    /// From the fast path to the `csv` reader, at the line the fast path could not split.
+    fn hand_over_to_csv_reader(&mut self) {
+        if let Source::Fast(fast) = std::mem::replace(&mut self.source, Source::Moving) {
+            let (input, prefix, error, line_no) = fast.hand_back();
+            self.source = Source::Csv(csv_reader(input, prefix, error, line_no, true));
+        }
     }
 
     /// The key that groups long-format rows into one launch.
     fn group_key(&self) -> String {
         let f = &self.fixed;
         let parts = [f.id, f.pid, f.kernel, f.block, f.grid];
-        parts.iter().map(|&c| self.field(c).unwrap_or_default()).collect::<Vec<_>>().join("\u{1f}")
+        parts.iter().map(|&c| field(&self.record, c).unwrap_or_default()).collect::<Vec<_>>().join("\u{1f}")
     }
 
     fn name(&mut self, n: &str) -> Arc<str> {
@@ -452,23 +677,23 @@ impl<R: BufRead> Records<R> {
     }
 
     fn next_raw(&mut self) -> Result<Option<LaunchRecord>, ParseError> {
-        if !self.next_row()? {
-            return Ok(None);
+        let Some(layout) = self.layout.clone() else { return Ok(None) };
+        loop {
+            match &mut self.source {
+                Source::Fast(fast) => match fast.next()? {
+                    chunks::Next::Record(r) => return Ok(Some(r)),
+                    chunks::Next::End => return Ok(None),
+                    chunks::Next::HandBack => self.hand_over_to_csv_reader(),
+                },
+                Source::Csv(_) => {
+                    if !self.next_row()? {
+                        return Ok(None);
+                    }
+                    return layout.record(&self.record, self.line()).map(Some);
+                }
+                Source::Moving => return Ok(None),
+            }
         }
-        if self.record.len() != self.header.len() {
-            return Err(self.malformed(format!(
-                "a row has {} fields, the header {}: the file is truncated or not one CSV",
-                self.record.len(),
-                self.header.len()
-            )));
-        }
-        let mut rec = self.launch_of_row()?;
-        rec.metrics = self
-            .raw_columns
-            .iter()
-            .map(|(i, name, scale)| (name.clone(), Value::parse_scaled(&text(&self.record[*i]), *scale)))
-            .collect();
-        Ok(Some(finish(rec)))
     }
 
     fn next_long(&mut self) -> Result<Option<LaunchRecord>, ParseError> {
@@ -481,7 +706,7 @@ impl<R: BufRead> Records<R> {
                 self.done = true;
                 return Ok(self.pending.take().map(|(_, r)| finish(r)));
             }
-            let Some(name) = self.field(Some(name_col)).map(Cow::into_owned) else {
+            let Some(name) = field(&self.record, Some(name_col)).map(Cow::into_owned) else {
                 continue; // a rule row: no metric
             };
             // Metric rows may stop early (2021+ leave the rule columns off), never run long:
@@ -507,10 +732,10 @@ impl<R: BufRead> Records<R> {
                 _ => None,
             };
             if self.pending.is_none() {
-                self.pending = Some((key, self.launch_of_row()?));
+                self.pending = Some((key, launch_of_row(&self.fixed, &self.record, self.line())?));
             }
             if self.keep.wants(&name) {
-                let unit = self.field(self.fixed.metric_unit).unwrap_or_default();
+                let unit = field(&self.record, self.fixed.metric_unit).unwrap_or_default();
                 let value = Value::parse(&text(self.record.get(value_col).unwrap_or_default()), &unit);
                 let name = self.name(&name);
                 if let Some((_, rec)) = self.pending.as_mut() {
@@ -579,17 +804,19 @@ impl<R: BufRead> Iterator for Records<R> {
 
 #[cfg(test)]
 mod proptests {
+    use super::Strategy as ReadWith;
     use super::*;
     use proptest::prelude::*;
+    use proptest::strategy::Strategy;
 
     const RAW: &[u8] = include_bytes!(
-        "../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv"
+        "../../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_raw_base.csv"
     );
     const DETAILS: &[u8] = include_bytes!(
-        "../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_details_base.csv"
+        "../../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_102400_32_gtx1080_2019_details_base.csv"
     );
     const SUMMARY: &[u8] =
-        include_bytes!("../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_summary_per_kernel.csv");
+        include_bytes!("../../../tests/fixtures/ncu/2022/import_ncu2022_3_microgpusim_vectoradd_100_32_gtx1080_2019_summary_per_kernel.csv");
 
     /// Parse `bytes` to the end. It must return, yield at most one record per input line, and
     /// stop after its first error.
@@ -606,6 +833,86 @@ mod proptests {
             }
         }
         Ok(n)
+    }
+
+    /// Everything a parse yields, as text: the page, the warnings, each record or error in
+    /// order (`{:?}` of an f64 is exact, so equal text is equal output, byte for byte).
+    fn outcome(bytes: &[u8], strategy: ReadWith) -> Vec<String> {
+        match open_with(bytes, Keep::All, strategy) {
+            Err(e) => vec![format!("open: {e:?}")],
+            Ok(recs) => {
+                let mut v = vec![format!("{:?} {:?}", recs.page, recs.warnings)];
+                v.extend(recs.map(|r| format!("{r:?}")));
+                v
+            }
+        }
+    }
+
+    /// The fast path, inline and on two threads, with chunks of `chunk` bytes, yields what the
+    /// `csv` reader alone yields.
+    fn same_as_the_csv_reader(bytes: &[u8], chunk: usize) -> Result<(), TestCaseError> {
+        let want = outcome(bytes, ReadWith::Csv);
+        for threads in [0, 2] {
+            let got = outcome(bytes, ReadWith::Fast { threads, chunk });
+            prop_assert_eq!(&got, &want, "threads {}, chunks of {} bytes", threads, chunk);
+        }
+        Ok(())
+    }
+
+    /// A raw page of many rows: the fixture's rows four times over (fresh IDs), and a line of
+    /// the program's output and an `==PROF==` line among them.
+    fn many_rows() -> Vec<u8> {
+        let text = String::from_utf8_lossy(RAW);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.starts_with("\"ID\"")).expect("a header");
+        let mut out = format!("{}\n{}\n", lines[at], lines[at + 1]);
+        for n in 0..4 {
+            for (i, row) in lines[at + 2..].iter().filter(|l| l.starts_with('"')).enumerate() {
+                let rest = row.split_once("\",\"").map_or("", |(_, r)| r);
+                out.push_str(&format!("\"{}\",\"{rest}\n", n * 1000 + i));
+                if i == 3 {
+                    out.push_str("app output, with \"quotes\n==PROF== Profiling \"k\"\n");
+                }
+            }
+        }
+        out.into_bytes()
+    }
+
+    /// Every CSV fixture, and each as CRLF, without its last newline, and cut inside its last line.
+    #[test]
+    fn the_fast_path_reads_every_csv_fixture_as_the_csv_reader_does() {
+        let mut files = Vec::new();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut dirs = vec![root];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "csv" || x == "txt" || x == "log") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 20, "{} fixtures", files.len());
+        let mut raw_pages = 0;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            if matches!(open(&bytes[..], Keep::All), Ok(r) if r.page == Page::Raw) {
+                raw_pages += 1;
+            }
+            let crlf = String::from_utf8_lossy(&bytes).replace("\r\n", "\n").replace('\n', "\r\n").into_bytes();
+            let trimmed = bytes.strip_suffix(b"\n").unwrap_or(&bytes).to_vec();
+            let cut = bytes[..bytes.len().saturating_sub(bytes.len().min(37))].to_vec();
+            for (what, b) in [("as is", &bytes), ("crlf", &crlf), ("no last newline", &trimmed), ("cut", &cut)] {
+                for chunk in [1, 100, 4096, chunks::CHUNK] {
+                    if let Err(e) = same_as_the_csv_reader(b, chunk) {
+                        panic!("{} ({what}): {e}", f.display());
+                    }
+                }
+            }
+        }
+        assert!(raw_pages >= 5, "{raw_pages} raw pages among the fixtures");
     }
 
     /// One edit of a real report.
@@ -640,6 +947,10 @@ mod proptests {
         b" ",
         b"1,2",
         b"\"\",\"\"",
+        b"\r",
+        b"\"\"\"",
+        b" \"",
+        b"\",\"",
     ];
 
     fn edit() -> impl Strategy<Value = Edit> {
@@ -751,6 +1062,11 @@ mod proptests {
         fn mutated_real_reports_never_panic(which in 0..3usize, edits in proptest::collection::vec(edit(), 1..6)) {
             let src = [RAW, DETAILS, SUMMARY][which];
             drain(&apply(src.to_vec(), &edits))?;
+        }
+
+        #[test]
+        fn mutated_raw_pages_read_the_same_on_the_fast_path(edits in proptest::collection::vec(edit(), 1..6), chunk in 1usize..3000) {
+            same_as_the_csv_reader(&apply(many_rows(), &edits), chunk)?;
         }
 
         #[test]
