@@ -83,7 +83,7 @@ fn round(
 
 fn main() {
     let runs: usize = std::env::var("COALPROF_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
-    let peer = std::env::var("COALPROF_BENCH_PEER").map_or(true, |v| v != "0");
+    let peer = std::env::var("COALPROF_BENCH_PEER").as_deref() != Ok("0");
     let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
     println!("machine: {}", machine());
     let suite: Vec<(Pattern, Vec<Variant>)> =
