@@ -196,3 +196,16 @@ pub(super) fn replay(k: &dyn Kernel) -> Totals {
     }
     total
 }
+
+/// Every CTA traced, none assumed a translate of another: the oracle the closed forms and the
+/// uniform-prefix shortcut of [`replay`] are tested against on random shapes.
+#[cfg(test)]
+pub(super) fn replay_every_cta(k: &dyn Kernel) -> Totals {
+    let mut total = Totals::default();
+    let mut c = Cta::default();
+    for cta in 0..k.ctas() {
+        k.trace(cta, &mut c);
+        total.add(&c.finish(), 1);
+    }
+    total
+}

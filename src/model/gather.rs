@@ -55,25 +55,35 @@ pub(super) fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
         total.add(&t, full);
     }
 
-    // Full CTAs [lo, hi): (load sectors, L2 sectors, DRAM blocks).
+    // Full CTAs [lo, hi): (load sectors, L2 sectors, DRAM blocks). Per warp the 32 hashes are
+    // computed first in a loop the compiler vectorises, then reduced (a mask when the table is
+    // a power of two, as the catalogue's is), then looked up: the lookups of one warp are
+    // independent, so their cache misses in the DRAM bitset overlap.
     let run = |lo: u64, hi: u64| {
         let mut set = CtaSectors::new(per_cta);
         let mut bits = Bitset::new(nblocks);
         let (mut sectors, mut l2) = (0u64, 0u64);
+        let mut xs = [0u32; 32];
+        let mut instr = 0u32;
         for b in lo..hi {
-            set.clear();
-            let mut instr = 0u32;
+            if instr > u32::MAX - (k.ilp * warps) as u32 - 1 {
+                set.clear();
+                instr = 0;
+            }
+            // Slots written before this CTA's first instruction are free again (see insert).
+            let first = instr + 1;
             for item in 0..k.ilp {
                 let j0 = (b * k.ilp + item) * k.block;
-                for lane in 0..warps * 32 {
-                    if lane % 32 == 0 {
-                        instr += 1;
+                for w in 0..warps {
+                    instr += 1;
+                    warp_indices(j0 + 32 * w, seed, table, &fm, &mut xs);
+                    for &x in &xs {
+                        let x = u64::from(x);
+                        let (cta_new, instr_new) = set.insert(x / 8, instr, first);
+                        l2 += u64::from(cta_new);
+                        sectors += u64::from(instr_new);
+                        bits.insert((4 * x) >> g_shift);
                     }
-                    let x = fm.rem(hash32(j0 + lane, seed));
-                    let (cta_new, instr_new) = set.insert(x / 8, instr);
-                    l2 += u64::from(cta_new);
-                    sectors += u64::from(instr_new);
-                    bits.insert((4 * x) >> g_shift);
                 }
             }
         }
@@ -106,10 +116,30 @@ pub(super) fn gather_outcome(k: &Streaming, g: u64) -> (Totals, u64) {
     (total, bits.len())
 }
 
-/// The distinct sectors of one CTA's loads (ids below 2^32 − 1), each with the last
-/// instruction (numbered from 1) that loaded it; cleared per CTA.
+/// `hash32(j0 + lane, seed) % table` for the 32 lanes of one warp. The hashes come first, in
+/// a loop of plain 32-bit arithmetic the compiler vectorises; the remainder is a mask for a
+/// power-of-two table and [`FastMod`] otherwise.
+#[inline]
+fn warp_indices(j0: u64, seed: u32, table: u64, fm: &FastMod, out: &mut [u32; 32]) {
+    for (lane, o) in out.iter_mut().enumerate() {
+        *o = hash32(j0 + lane as u64, seed);
+    }
+    if table.is_power_of_two() && table <= 1 << 32 {
+        let mask = (table - 1) as u32;
+        out.iter_mut().for_each(|o| *o &= mask);
+    } else {
+        out.iter_mut().for_each(|o| *o = fm.rem(*o) as u32);
+    }
+}
+
+/// The distinct sectors of the CTAs' loads (ids below 2^32 − 1), each with the last
+/// instruction (numbered from 1, across CTAs) that loaded it. Never cleared between CTAs: a
+/// slot whose instruction precedes the current CTA's first counts as empty. That is exact for
+/// open addressing without deletion: a key of the current CTA is placed in the first free or
+/// stale slot of its probe sequence, every slot before it then holds a key of the current CTA,
+/// and those are never overwritten by a key of the same CTA, so a later probe still reaches it.
 struct CtaSectors {
-    /// `(sector + 1) << 32 | instruction`, 0 when empty.
+    /// `(sector + 1) << 32 | instruction`, 0 when never used.
     slots: Vec<u64>,
     shift: u32,
 }
@@ -120,21 +150,23 @@ impl CtaSectors {
         CtaSectors { slots: vec![0; cap as usize], shift: 64 - cap.trailing_zeros() }
     }
 
+    /// Forgets everything (when the instruction numbers are about to wrap).
     fn clear(&mut self) {
         self.slots.fill(0);
     }
 
-    /// Records `sector` for instruction `instr`: whether it is new to the CTA, and whether it
-    /// is new to the instruction (instructions arrive in order, each one's lanes together).
+    /// Records `sector` for instruction `instr` of the CTA whose first instruction is `first`
+    /// (≥ 1): whether it is new to the CTA, and whether it is new to the instruction
+    /// (instructions arrive in order, each one's lanes together).
     #[inline]
-    fn insert(&mut self, sector: u64, instr: u32) -> (bool, bool) {
-        debug_assert!(sector < u64::from(u32::MAX));
+    fn insert(&mut self, sector: u64, instr: u32, first: u32) -> (bool, bool) {
+        debug_assert!(sector < u64::from(u32::MAX) && first >= 1 && instr >= first);
         let tag = (sector + 1) << 32;
         let mask = self.slots.len() - 1;
         let mut i = (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
         loop {
             let s = self.slots[i];
-            if s == 0 {
+            if (s as u32) < first {
                 self.slots[i] = tag | u64::from(instr);
                 return (true, true);
             }

@@ -16,8 +16,9 @@
 //! Every layout is a bijection and the launch visits every `(b, o, h, d)` once, so DRAM reads
 //! are the whole cache once (`blocks·S·H·D·sizeof`), counted in `g`-blocks.
 
+use super::closed::{add_instructions, periodic, sectors};
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel};
+use super::engine::{Cta, Kernel, Totals};
 use crate::patterns::{KvLayout, Spec, Variant};
 
 pub(super) struct Kv {
@@ -67,6 +68,63 @@ impl Kv {
     pub(super) fn read_blocks(&self, g: u64) -> u64 {
         let bytes = self.pairs() * self.s * self.d * self.e;
         unique_blocks_affine(0, self.e, self.e, bytes / self.e, g)
+    }
+
+    /// The launch's totals in closed form (`closed.rs`), equal to [`super::engine::replay`]'s
+    /// when `head_dim` is a multiple of 32 (whole warps; every pair then starts a multiple of
+    /// 32 bytes from pair 0 in the cache and in `out`), and for vLLM when it is fp16 with at
+    /// most 16 tokens per block (each warp's lanes cover them: `o = l / 2`). `None` otherwise.
+    ///
+    /// NHD / HND / HDN: warp `w`, token `o` of pair 0 reads 32 lanes `e` bytes wide at
+    /// `e · elem(0, o, 0, 32 w + l)`, a progression in `l` (step `e`, or `e · S` for HDN) whose
+    /// start moves by a fixed amount per `o`; the pair's loads together are `S` rows of `D · e`
+    /// bytes `H · D · e` apart (NHD) or one block of `S · D · e` bytes (HND, HDN).
+    /// vLLM: lane `l` of chunk `q = p · D/x + c` reads 8 bytes at `16 · S · q + 8 · l`, so the
+    /// chunks of consecutive pairs are one progression in `q`, and so are a CTA's.
+    pub(super) fn closed_totals(&self) -> Option<Totals> {
+        let (e, s, d) = (self.e, self.s, self.d);
+        let mut t = Totals::default();
+        if self.layout == KvLayout::Vllm {
+            let warps = self.threads / 32;
+            if e != 2 || s == 0 || s > 16 || d % 8 != 0 || self.threads % 32 != 0 || warps == 0 {
+                return None;
+            }
+            let chunks = d / 8;
+            let lanes = (2 * s).min(32);
+            let pairs = self.pairs().min(self.ctas * warps);
+            let q = pairs * chunks;
+            let ld = periodic(q, 0, 16 * s, |a| sectors(a, 8, 8, lanes));
+            add_instructions(&mut t.ld, q, ld, lanes, 8);
+            add_instructions(&mut t.st, pairs, periodic(pairs, 0, 128, |a| sectors(a, 4, 4, 32)), 32, 4);
+            let per_cta = warps * chunks;
+            let (full, tail) = (q / per_cta, q % per_cta);
+            let cta = |first: u64, n: u64| unique_blocks_affine(first, 16 * s, 8 * lanes, n, 32);
+            t.l2_read_sectors = periodic(full, 0, 16 * s * per_cta, |a| cta(a, per_cta));
+            t.l2_read_sectors += cta(16 * s * full * per_cta, tail);
+            return Some(t);
+        }
+        if d % 32 != 0 || self.threads != d || s == 0 {
+            return None;
+        }
+        let pairs = self.pairs().min(self.ctas);
+        let (lane_step, token_shift) = match self.layout {
+            KvLayout::Nhd => (e, e * self.h * d),
+            KvLayout::Hnd => (e, e * d),
+            KvLayout::Hdn => (e * s, e),
+            KvLayout::Vllm => unreachable!("above"),
+        };
+        // Pair 0's loads: warp w's first byte for token 0, then `token_shift` more per token.
+        let ld: u64 = (0..d / 32)
+            .map(|w| periodic(s, e * self.elem(0, 0, 0, 32 * w), token_shift, |a| sectors(a, lane_step, e, 32)))
+            .sum();
+        add_instructions(&mut t.ld, pairs * (d / 32) * s, pairs * ld, 32, e);
+        add_instructions(&mut t.st, pairs * (d / 32), pairs * (d / 32) * sectors(0, 4, 4, 32), 32, 4);
+        let cta = match self.layout {
+            KvLayout::Nhd => sectors(0, e * self.h * d, e * d, s),
+            _ => sectors(0, 0, e * s * d, 1),
+        };
+        t.l2_read_sectors = pairs * cta;
+        Some(t)
     }
 
     pub(super) fn write_sectors(&self) -> u64 {

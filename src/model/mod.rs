@@ -4,6 +4,9 @@
 //! Each `Spec` of `src/patterns/spec.rs` documents the arithmetic its kernel implements; the
 //! family files here mirror it (`streaming.rs`, `gather.rs`, `kv.rs`, `shared.rs`, `sums.rs`),
 //! the per-instruction rules are in `core.rs` and the CTA-by-CTA driver in `engine.rs`.
+//! Families whose addresses are affine (streaming, strided, vector, kv-layout, row/column
+//! sums) are counted in closed form (`closed.rs`); the replay stays their test oracle
+//! (`tests.rs`, `closed_forms_*`) and counts what the closed forms do not cover.
 //! `expr.rs` applies the same rules to a layout the user writes as an index expression.
 //!
 //! Modelling assumptions (each one also appears in [`Prediction::notes`] where it matters):
@@ -24,6 +27,7 @@
 //!   (below the ideal of 4); in shared memory lanes reading one 32-bit word share it.
 //! * Shared memory: see `core.rs` for the wavefront rule (phases of 128 bytes, 32 banks × 4 B).
 
+mod closed;
 mod core;
 mod engine;
 pub(crate) mod expr;
@@ -86,25 +90,43 @@ pub(crate) struct Outcome {
     pub write_sectors: u64,
 }
 
+/// How `outcome` counts: the closed forms and the gather's fast path (what `predict` uses), or
+/// the CTA-by-CTA replay of every family (their oracle, and the benchmark's peer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Fast,
+    Replay,
+}
+
+#[cfg(test)]
 fn outcome(v: &Variant, g: u64) -> Outcome {
+    outcome_by(v, g, Method::Fast)
+}
+
+fn outcome_by(v: &Variant, g: u64, method: Method) -> Outcome {
     use engine::replay;
+    let fast = method == Method::Fast;
     match &v.spec {
         Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. } => {
             let k = streaming::Streaming::from_variant(v);
-            Outcome { totals: replay(&k), read_blocks: k.read_blocks(g), write_sectors: k.write_sectors() }
+            let totals = k.closed_totals().filter(|_| fast).unwrap_or_else(|| replay(&k));
+            Outcome { totals, read_blocks: k.read_blocks(g), write_sectors: k.write_sectors() }
         }
         Spec::Gather { .. } => {
             let k = streaming::Streaming::from_variant(v);
-            let (totals, read) = gather::gather_outcome(&k, g);
+            let (totals, read) =
+                if fast { gather::gather_outcome(&k, g) } else { (replay(&k), k.hashed_read_blocks(g)) };
             Outcome { totals, read_blocks: Some(read), write_sectors: k.write_sectors() }
         }
         Spec::EmbeddingRows { .. } => {
             let k = gather::Embedding::from_variant(v);
-            Outcome { totals: k.totals(), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+            let totals = if fast { k.totals() } else { replay(&k) };
+            Outcome { totals, read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
         }
         Spec::Kv { .. } => {
             let k = kv::Kv::from_variant(v);
-            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+            let totals = k.closed_totals().filter(|_| fast).unwrap_or_else(|| replay(&k));
+            Outcome { totals, read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
         }
         Spec::Shared { .. } => {
             let k = shared::Shared::from_variant(v);
@@ -116,7 +138,8 @@ fn outcome(v: &Variant, g: u64) -> Outcome {
         }
         Spec::Sums { .. } => {
             let k = sums::Sums::from_variant(v);
-            Outcome { totals: replay(&k), read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+            let totals = k.closed_totals().filter(|_| fast).unwrap_or_else(|| replay(&k));
+            Outcome { totals, read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
         }
     }
 }
@@ -144,8 +167,19 @@ pub fn predicted_rows(plan: &[Variant], s: &ModelSettings) -> Vec<Row> {
 /// `metrics.toml` under their keys, and the launch facts the formulas read. Never a derived
 /// metric: the frame module derives predicted rows with the same formulas as measured ones.
 pub fn predict(v: &Variant, s: &ModelSettings) -> Prediction {
+    predict_by(v, s, Method::Fast)
+}
+
+/// [`predict`] with every count made by the CTA-by-CTA replay instead of the closed forms and
+/// the gather's fast path: the same numbers, slower. The closed forms' oracle in the tests, and
+/// the peer `cargo bench --bench model` times the suite against.
+pub fn predict_by_replay(v: &Variant, s: &ModelSettings) -> Prediction {
+    predict_by(v, s, Method::Replay)
+}
+
+fn predict_by(v: &Variant, s: &ModelSettings, method: Method) -> Prediction {
     let g = s.fetch();
-    let o = outcome(v, g);
+    let o = outcome_by(v, g, method);
     let mut p = Prediction::default();
     emit_global(&mut p.metrics, "global_load", &o.totals.ld);
     emit_global(&mut p.metrics, "global_store", &o.totals.st);

@@ -19,10 +19,10 @@
 //!
 //! Buffers are `cudaMalloc`ed, 256-byte aligned: addresses below are byte offsets into them.
 
-#[cfg(test)]
+use super::closed::{add_instructions, partial_contiguous, periodic, sectors};
 use super::core::Bitset;
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel};
+use super::engine::{Cta, Kernel, Totals};
 use crate::patterns::{hash32, Spec, Variant, VecWidth};
 
 /// Where item `j`'s load goes.
@@ -139,6 +139,75 @@ impl Streaming {
         }
     }
 
+    /// The launch's totals in closed form (`closed.rs`), equal to [`super::engine::replay`]'s
+    /// for affine and broadcast loads whenever warps are whole (`block % 32 == 0`); `None`
+    /// otherwise (the hashed gather, odd blocks), which the replay then counts.
+    ///
+    /// With whole warps, the items `0..n` a launch covers split into `n / 32` full warps (items
+    /// `32 i .. 32 i + 32`) and at most one partial warp, and CTA `b` covers the contiguous
+    /// items `b P .. (b + 1) P`, `P = block · ilp`. Each warp and each CTA is then one
+    /// arithmetic progression of lane ranges (or, for per-warp broadcast, of words).
+    pub(super) fn closed_totals(&self) -> Option<Totals> {
+        if self.block == 0 || self.block % 32 != 0 || self.ilp == 0 || matches!(self.load, LoadAt::Hash { .. }) {
+            return None;
+        }
+        let per_cta = self.block * self.ilp;
+        let n = self.m.min(self.ctas * per_cta);
+        let (warps, rest) = (n / 32, n % 32);
+        let (lb, sb) = (u64::from(self.load_bytes), u64::from(self.store_bytes));
+        // Sectors of the loads of the items `j0 .. j0 + count` together.
+        let load = |j0: u64, count: u64| -> u64 {
+            match self.load {
+                LoadAt::Affine { base, step } => sectors(base + step * j0, step, lb, count),
+                LoadAt::Broadcast { per_warp: false } => sectors(0, 0, 4, count),
+                LoadAt::Broadcast { per_warp: true } if count > 0 => {
+                    let (w0, w1) = (j0 / 32, (j0 + count - 1) / 32);
+                    sectors(4 * w0, 4, 4, w1 - w0 + 1)
+                }
+                LoadAt::Broadcast { per_warp: true } => 0,
+                LoadAt::Hash { .. } => unreachable!("checked above"),
+            }
+        };
+        // How far the first byte of the loads moves from one item to the next (per-warp
+        // broadcast: 4 bytes per 32 items, so per warp or CTA `4 · items / 32`).
+        let shift = |items: u64| match self.load {
+            LoadAt::Affine { step, .. } => step * items,
+            LoadAt::Broadcast { per_warp: false } => 0,
+            LoadAt::Broadcast { per_warp: true } => 4 * (items / 32),
+            LoadAt::Hash { .. } => unreachable!("checked above"),
+        };
+        let start = |j0: u64| match self.load {
+            LoadAt::Affine { base, step } => base + step * j0,
+            LoadAt::Broadcast { per_warp } => 4 * u64::from(per_warp) * (j0 / 32),
+            LoadAt::Hash { .. } => unreachable!("checked above"),
+        };
+        // `periodic` hands `f` the first byte; the count of a warp or CTA is a function of it
+        // alone (the progression's step and length are fixed), rebuilt here from that byte.
+        let from_start = |first: u64, count: u64| -> u64 {
+            match self.load {
+                LoadAt::Affine { step, .. } => sectors(first, step, lb, count),
+                LoadAt::Broadcast { per_warp: false } => sectors(first, 0, 4, count),
+                LoadAt::Broadcast { per_warp: true } => sectors(first, 4, 4, count.div_ceil(32)),
+                LoadAt::Hash { .. } => unreachable!("checked above"),
+            }
+        };
+
+        let mut t = Totals::default();
+        let ld_full = periodic(warps, start(0), shift(32), |a| from_start(a, 32));
+        add_instructions(&mut t.ld, warps, ld_full, 32, lb);
+        add_instructions(&mut t.ld, u64::from(rest > 0), load(32 * warps, rest), rest, lb);
+        let st_full = periodic(warps, 0, 32 * sb, |a| sectors(a, sb, sb, 32));
+        add_instructions(&mut t.st, warps, st_full, 32, sb);
+        add_instructions(&mut t.st, u64::from(rest > 0), sectors(32 * warps * sb, sb, sb, rest), rest, sb);
+
+        let (ctas, tail) = (n / per_cta, n % per_cta);
+        t.l2_read_sectors = periodic(ctas, start(0), shift(per_cta), |a| from_start(a, per_cta));
+        t.l2_read_sectors += load(ctas * per_cta, tail);
+        // Full warps store whole aligned sectors (32 · sb bytes from a multiple of 32 · sb).
+        t.partial_store_sectors = partial_contiguous(32 * warps * sb, rest * sb);
+        Some(t)
+    }
+
     /// Unique 32-byte sectors of `out` the launch writes.
     pub(super) fn write_sectors(&self) -> u64 {
         let covered = self.m.min(self.ctas * self.block * self.ilp);
@@ -147,8 +216,8 @@ impl Streaming {
     }
 
     /// Hashed gather: the unique `g`-blocks of the table, over the whole launch, in a bitset.
-    /// The straightforward count, kept to check `gather::gather_outcome` against.
-    #[cfg(test)]
+    /// The straightforward count, kept to check `gather::gather_outcome` against (and the
+    /// replay's, `predict_by_replay`).
     pub(super) fn hashed_read_blocks(&self, g: u64) -> u64 {
         let LoadAt::Hash { table, seed } = self.load else { unreachable!() };
         let covered = self.m.min(self.ctas * self.block * self.ilp);

@@ -21,8 +21,9 @@
 //! (4 sectors per request, perfectly regular) matched exactly. The model keeps the exact
 //! arithmetic; the tolerance for this metric should be ≥ 0.01 %.
 
+use super::closed::{add_instructions, partial_contiguous, periodic, sectors};
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel};
+use super::engine::{Cta, Kernel, Totals};
 use crate::patterns::{Spec, Variant};
 
 pub(super) struct Sums {
@@ -59,6 +60,48 @@ impl Sums {
         } else {
             self.rows * unique_blocks_affine(0, 4, 4, self.issued(), g)
         }
+    }
+
+    /// The launch's totals in closed form (`closed.rs`), equal to [`super::engine::replay`]'s
+    /// when blocks are whole warps; `None` otherwise. Outputs `0..n` split into `n / 32` full
+    /// warps and at most one partial one. A warp of `k` lanes from output `i0` makes one load
+    /// per loop index: row sums `4 · ((i0 + l) · cols + c)` (lanes `4 · cols` apart, starts 4
+    /// bytes apart per `c`), column sums `4 · (r · cols + i0 + l)` (lanes 4 apart, starts
+    /// `4 · cols` apart per `r`). A CTA's loads together: rows `lo..hi` whole (one contiguous
+    /// block), or `rows` ranges of `4 · (hi − lo)` bytes `4 · cols` apart.
+    pub(super) fn closed_totals(&self) -> Option<Totals> {
+        let threads = self.threads;
+        if threads == 0 || threads % 32 != 0 {
+            return None;
+        }
+        let (rows, cols) = (self.rows, self.cols);
+        let n = self.issued();
+        let (warps, rest) = (n / 32, n % 32);
+        let (iters, lane_step, iter_shift, row_bytes) =
+            if self.along_rows { (cols, 4 * cols, 4, 4 * cols) } else { (rows, 4, 4 * cols, 4) };
+        // One warp of `k` lanes whose first load starts at byte `first`.
+        let warp = |first: u64, k: u64| periodic(iters, first, iter_shift, |a| sectors(a, lane_step, 4, k));
+        // The CTA of outputs `lo .. lo + k` together, from its first byte.
+        let cta = |first: u64, k: u64| {
+            if self.along_rows {
+                sectors(first, 0, 4 * k * cols, u64::from(k > 0 && cols > 0))
+            } else {
+                unique_blocks_affine(first, 4 * cols, 4 * k, if k > 0 { rows } else { 0 }, 32)
+            }
+        };
+        let mut t = Totals::default();
+        let full = periodic(warps, 0, 32 * row_bytes, |a| warp(a, 32));
+        add_instructions(&mut t.ld, warps * iters, full, 32, 4);
+        add_instructions(&mut t.ld, u64::from(rest > 0) * iters, warp(32 * warps * row_bytes, rest), rest, 4);
+        add_instructions(&mut t.st, warps, periodic(warps, 0, 128, |a| sectors(a, 4, 4, 32)), 32, 4);
+        add_instructions(&mut t.st, u64::from(rest > 0), sectors(128 * warps, 4, 4, rest), rest, 4);
+        if iters > 0 {
+            let (ctas, tail) = (n / threads, n % threads);
+            t.l2_read_sectors = periodic(ctas, 0, threads * row_bytes, |a| cta(a, threads));
+            t.l2_read_sectors += cta(ctas * threads * row_bytes, tail);
+        }
+        t.partial_store_sectors = partial_contiguous(128 * warps, 4 * rest);
+        Some(t)
     }
 
     pub(super) fn write_sectors(&self) -> u64 {

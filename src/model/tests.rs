@@ -292,3 +292,159 @@ pub(crate) fn derived(p: &Prediction) -> Metrics {
     let [row] = rows;
     row.metrics
 }
+
+/// The closed forms (`closed.rs`) against the replay of every CTA, for one variant: `None`
+/// when the family has no closed form for this shape (then the replay is what `predict` uses).
+fn closed_form(v: &Variant) -> Option<(Totals, Totals)> {
+    use super::engine::replay_every_cta;
+    match &v.spec {
+        Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. } => {
+            let k = super::streaming::Streaming::from_variant(v);
+            Some((k.closed_totals()?, replay_every_cta(&k)))
+        }
+        Spec::Kv { .. } => {
+            let k = super::kv::Kv::from_variant(v);
+            Some((k.closed_totals()?, replay_every_cta(&k)))
+        }
+        Spec::Sums { .. } => {
+            let k = super::sums::Sums::from_variant(v);
+            Some((k.closed_totals()?, replay_every_cta(&k)))
+        }
+        _ => None,
+    }
+}
+
+/// Every streaming, strided, vector, kv-layout and sums variant of the catalogue has a closed
+/// form, and it equals the replay of every CTA, at whole and ragged sizes.
+#[test]
+fn closed_forms_equal_the_replay_on_every_variant() {
+    for bytes in [1u64 << 16, 100_000, 1 << 20, 3_000_017] {
+        for p in Pattern::ALL {
+            for v in variants(p, Sizing { bytes }) {
+                let expected = matches!(v.spec, Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. })
+                    || matches!(v.spec, Spec::Kv { .. } | Spec::Sums { .. });
+                match closed_form(&v) {
+                    Some((closed, replayed)) => assert_eq!(closed, replayed, "{} at {bytes} B", v.id()),
+                    None => assert!(!expected, "{} at {bytes} B has no closed form", v.id()),
+                }
+            }
+        }
+    }
+}
+
+/// At the default size (1 GiB) the closed forms equal the replay `predict` used before them
+/// (CTA 0 times the uniform prefix, the rest traced).
+#[test]
+fn closed_forms_equal_the_replay_at_default_size() {
+    use super::engine::replay;
+    for p in
+        [Pattern::Coalesced, Pattern::Offset, Pattern::Stride, Pattern::Broadcast, Pattern::Vector, Pattern::KvLayout]
+    {
+        for v in variants(p, Sizing::default()) {
+            let o = outcome(&v, 32);
+            let replayed = match &v.spec {
+                Spec::Kv { .. } => replay(&super::kv::Kv::from_variant(&v)),
+                _ => replay(&super::streaming::Streaming::from_variant(&v)),
+            };
+            assert_eq!(o.totals, replayed, "{}", v.id());
+        }
+    }
+}
+
+mod closed_props {
+    //! Random shapes: sizes, strides, offsets, widths, blocks, heads, tokens, matrix sides.
+    use super::*;
+    use crate::patterns::{KvLayout, VecWidth};
+    use proptest::prelude::*;
+
+    fn check(v: &Variant) -> Result<(), TestCaseError> {
+        let (closed, replayed) =
+            closed_form(v).ok_or_else(|| TestCaseError::fail(format!("no closed form: {:?}", v.spec)))?;
+        prop_assert_eq!(closed, replayed, "{:?} {:?}", v.spec, v.launch);
+        // And the thread-by-thread reference, written from the spec text (it does not count
+        // partial stores).
+        let slow = reference(v, 32);
+        let mut t = closed;
+        t.partial_store_sectors = 0;
+        prop_assert_eq!(t, slow.totals, "reference: {:?} {:?}", v.spec, v.launch);
+        Ok(())
+    }
+
+    fn with(p: Pattern, spec: Spec, launch: Launch) -> Variant {
+        let mut v = variants(p, Sizing { bytes: 1 << 16 }).swap_remove(0);
+        v.spec = spec;
+        v.launch = launch;
+        v
+    }
+
+    const BLOCKS: [u32; 4] = [32, 64, 128, 256];
+    const WIDTHS: [VecWidth; 4] = [VecWidth::F32, VecWidth::F32x2, VecWidth::F32x4, VecWidth::F16x8];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn strided(m in 1u64..40_000, stride in 1u64..300, offset in 0u64..70, ilp in 1u32..9, b in 0usize..4) {
+            let launch = Launch::linear(m, BLOCKS[b], ilp);
+            check(&with(Pattern::Stride, Spec::Strided { m, stride, offset, ilp }, launch))?;
+        }
+
+        #[test]
+        fn broadcast(m in 1u64..60_000, per_warp: bool, ilp in 1u32..9, b in 0usize..4) {
+            let launch = Launch::linear(m, BLOCKS[b], ilp);
+            check(&with(Pattern::Broadcast, Spec::Broadcast { m, per_warp, ilp }, launch))?;
+        }
+
+        #[test]
+        fn vector(m in 1u64..30_000, w in 0usize..4, base_offset in 0u64..64, ilp in 1u32..5, b in 0usize..4) {
+            let width = WIDTHS[w];
+            // The launch covers the items of the path the kernel takes (vector or scalar).
+            let items = if base_offset % width.bytes() == 0 { m } else { m * width.bytes() / 4 };
+            let per = if base_offset % width.bytes() == 0 { ilp } else { ilp * width.bytes() as u32 / 4 };
+            let launch = Launch::linear(items, BLOCKS[b], per);
+            check(&with(Pattern::Vector, Spec::Vector { width, m, base_offset, ilp }, launch))?;
+        }
+
+        #[test]
+        fn kv(layout in 0usize..3, fp16: bool, blocks in 1u64..8, s in 1u64..20, h in 1u64..6, d in 1u64..5) {
+            let layout = [KvLayout::Nhd, KvLayout::Hnd, KvLayout::Hdn][layout];
+            let dtype = if fp16 { crate::patterns::Dtype::Fp16 } else { crate::patterns::Dtype::Fp32 };
+            let d = 32 * d;
+            let launch = Launch { grid: [(blocks * h) as u32, 1, 1], block: [d as u32, 1, 1] };
+            let spec = Spec::Kv { layout, dtype, blocks, block_size: s, heads: h, head_dim: d };
+            check(&with(Pattern::KvLayout, spec, launch))?;
+        }
+
+        #[test]
+        fn kv_vllm(blocks in 1u64..12, h in 1u64..6, d in 1u64..5) {
+            // vLLM's lane mapping covers 16 tokens per block (o = lane / 2): the catalogue's.
+            let d = 32 * d;
+            let launch = Launch { grid: [(blocks * h).div_ceil(4) as u32, 1, 1], block: [128, 1, 1] };
+            let spec = Spec::Kv { layout: KvLayout::Vllm, dtype: crate::patterns::Dtype::Fp16, blocks, block_size: 16, heads: h, head_dim: d };
+            check(&with(Pattern::KvLayout, spec, launch))?;
+        }
+
+        #[test]
+        fn sums(along_rows: bool, rows in 1u64..200, cols in 1u64..200, b in 0usize..4) {
+            let outputs = if along_rows { rows } else { cols };
+            let launch = Launch::linear(outputs, BLOCKS[b], 1);
+            check(&with(Pattern::Column, Spec::Sums { along_rows, rows, cols }, launch))?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// vLLM with fewer tokens than its lanes cover, against the replay only (the reference
+        /// reads all 16 token slots whatever `block_size`).
+        #[test]
+        fn kv_vllm_short_blocks(blocks in 1u64..40, s in 1u64..17, h in 1u64..10, d in 1u64..5) {
+            let d = 32 * d;
+            let launch = Launch { grid: [(blocks * h).div_ceil(4) as u32, 1, 1], block: [128, 1, 1] };
+            let spec = Spec::Kv { layout: KvLayout::Vllm, dtype: crate::patterns::Dtype::Fp16, blocks, block_size: s, heads: h, head_dim: d };
+            let v = with(Pattern::KvLayout, spec, launch);
+            let (closed, replayed) = closed_form(&v).expect("closed form");
+            prop_assert_eq!(closed, replayed);
+        }
+    }
+}

@@ -10,6 +10,8 @@ mod catalogue;
 mod spec;
 
 pub use catalogue::{sim_variants, variants, Sizing};
+#[cfg(test)]
+pub(crate) use spec::Dtype;
 pub(crate) use spec::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
 pub use spec::{Launch, Variant};
 
