@@ -62,12 +62,15 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, bytes)
 }
 
-/// Write `path` so that a reader sees the old content or the new, never half of it.
+/// Write `path` so that a reader sees the old content or the new, never half of it. The rename
+/// is what makes it atomic; the data is not flushed to the disk first (`fsync`): that guards
+/// only against a power cut, and a run rewrites its folder after every pattern, waiting on the
+/// disk each time (docs/performance.md, "Model").
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(|e| Error::write(path, e))?;
-    tmp.write_all(bytes).and_then(|_| tmp.as_file().sync_all()).map_err(|e| Error::write(path, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::write(path, e))?;
     tmp.persist(path).map_err(|e| Error::write(path, e.error))?;
     Ok(())
 }
