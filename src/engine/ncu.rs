@@ -83,20 +83,20 @@ pub(crate) struct Ncu<'a> {
 /// `--arch` says what to build for, in which case ncu itself reports a missing driver), then
 /// ncu. When the GPU is missing, a missing ncu is mentioned in the same line, so one run tells
 /// the user both things to install.
-fn preflight(common: &Common, s: &RunSettings) -> Result<(crate::tools::ncu::Ncu, String)> {
+/// Returns ncu, the architecture, and the GPU the run records (nvidia-smi asked once).
+fn preflight(common: &Common, s: &RunSettings) -> Result<(crate::tools::ncu::Ncu, String, Vec<Gpu>)> {
     let ncu = common.ncu();
-    let arch = match &s.arch {
-        Some(a) => a.clone(),
-        None => match (common.gpu_arch(), &ncu) {
-            (Ok(arch), _) => arch,
-            (Err(Error::Unavailable { message, hint }), Err(missing)) => {
-                let hint = [hint.as_deref(), missing.hint()].into_iter().flatten().collect::<Vec<_>>().join("; ");
-                return Err(Error::unavailable(format!("{message}; and {missing}"), hint));
-            }
-            (Err(e), _) => return Err(e),
-        },
+    let (arch, gpus) = match (&s.arch, common.gpus()) {
+        (Some(a), gpus) => (a.clone(), gpus.unwrap_or_default()),
+        (None, Ok(gpus)) => (gpus[0].arch(), gpus),
+        (None, Err(Error::Unavailable { message, hint })) if ncu.is_err() => {
+            let missing = ncu.err().expect("checked by the guard");
+            let hint = [hint.as_deref(), missing.hint()].into_iter().flatten().collect::<Vec<_>>().join("; ");
+            return Err(Error::unavailable(format!("{message}; and {missing}"), hint));
+        }
+        (None, Err(e)) => return Err(e),
     };
-    Ok((ncu?, arch))
+    Ok((ncu?, arch, gpus.into_iter().take(1).collect()))
 }
 
 /// The places (one GPU, or each of `--gpus`), the executables built for their architectures,
@@ -104,8 +104,7 @@ fn preflight(common: &Common, s: &RunSettings) -> Result<(crate::tools::ncu::Ncu
 pub(crate) fn prepare<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettings) -> Result<(Ncu<'a>, Record)> {
     let (ncu, places, listed) = match &s.gpus {
         None => {
-            let (ncu, arch) = preflight(common, s)?;
-            let first: Vec<Gpu> = common.gpus().ok().into_iter().flatten().take(1).collect();
+            let (ncu, arch, first) = preflight(common, s)?;
             (ncu, vec![Place { gpu: None, env: Vec::new(), arch }], first)
         }
         Some(picks) => {
