@@ -89,8 +89,8 @@ fn preflight(common: &Common, s: &RunSettings) -> Result<(crate::tools::ncu::Ncu
     let (arch, gpus) = match (&s.arch, common.gpus()) {
         (Some(a), gpus) => (a.clone(), gpus.unwrap_or_default()),
         (None, Ok(gpus)) => (gpus[0].arch(), gpus),
-        (None, Err(Error::Unavailable { message, hint })) if ncu.is_err() => {
-            let missing = ncu.err().expect("checked by the guard");
+        (None, Err(Error::Unavailable { message, hint })) => {
+            let Err(missing) = &ncu else { return Err(Error::Unavailable { message, hint }) };
             let hint = [hint.as_deref(), missing.hint()].into_iter().flatten().collect::<Vec<_>>().join("; ");
             return Err(Error::unavailable(format!("{message}; and {missing}"), hint));
         }
