@@ -77,7 +77,7 @@ SPLIT_OUT=$("$BENCH" "$FILE")
 SPLIT=$(awk -F': *' '/^csv crate/ {print $2 + 0}' <<< "$SPLIT_OUT")
 
 awk -v bytes="$BYTES" -v c1="$C1_WALL" -v r1="$C1_RSS" -v c2="$C2_WALL" -v r2="$C2_RSS" \
-    -v pw="$P_WALL" -v pr="$P_RSS" -v lw="$L_WALL" -v lr="$L_RSS" -v split="$SPLIT" \
+    -v pw="$P_WALL" -v pr="$P_RSS" -v lw="$L_WALL" -v lr="$L_RSS" -v csvsplit="$SPLIT" \
     -v file="$FILE" -v cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" -v nproc="$(nproc)" \
     -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
     mb = bytes / 1e6
@@ -87,9 +87,9 @@ awk -v bytes="$BYTES" -v c1="$C1_WALL" -v r1="$C1_RSS" -v c2="$C2_WALL" -v r2="$
     printf "coalprof analyze, 2 cores: %7.1f MB/s  %6.2f s  peak RSS %6.0f MB\n", mb / c2, c2, r2 / 1024
     printf "pandas:                    %7.1f MB/s  %6.2f s  peak RSS %6.0f MB\n", mb / pw, pw, pr / 1024
     printf "polars (Python):           %7.1f MB/s  %6.2f s  peak RSS %6.0f MB\n", mb / lw, lw, lr / 1024
-    printf "csv crate, split only:     %7.1f MB/s  (in-process, no conversion, no analysis)\n", split
-    printf "ratio, 1 core:  %.1fx pandas, %.1fx polars, %.2fx the csv crate'\''s splitting, %.1fx less memory than pandas\n", pw / c1, lw / c1, (mb / c1) / split, pr / r1
-    printf "ratio, 2 cores: %.1fx pandas, %.1fx polars, %.2fx the csv crate'\''s splitting\n", pw / c2, lw / c2, (mb / c2) / split
+    printf "csv crate, split only:     %7.1f MB/s  (in-process, no conversion, no analysis)\n", csvsplit
+    printf "ratio, 1 core:  %.1fx pandas, %.1fx polars, %.2fx the csv crate'\''s splitting, %.1fx less memory than pandas\n", pw / c1, lw / c1, (mb / c1) / csvsplit, pr / r1
+    printf "ratio, 2 cores: %.1fx pandas, %.1fx polars, %.2fx the csv crate'\''s splitting\n", pw / c2, lw / c2, (mb / c2) / csvsplit
     printf "goal (issue 21): >= 600 MB/s on one core and >= 8x pandas: %s; >= 1000 MB/s on two: %s; < 50 MB: %s\n", \
         (mb / c1 >= 600 && pw / c1 >= 8) ? "met" : "NOT met", (mb / c2 >= 1000) ? "met" : "NOT met", \
         (r1 / 1024 < 50 && r2 / 1024 < 50) ? "met" : "NOT met"

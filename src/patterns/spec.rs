@@ -349,6 +349,8 @@ fn dims(d: [u32; 3]) -> String {
 
 /// The documented integer hash behind every "random" index, identical in `kernels/common.cuh`
 /// (`coalprof_hash32`): Chris Wellons' lowbias32 of `(i ^ seed)`, with `i` truncated to 32 bits.
+/// Inlined into the model's gather loops, which compute it 2^25 times at the default size.
+#[inline]
 pub(crate) fn hash32(i: u64, seed: u32) -> u32 {
     let mut x = (i as u32) ^ seed;
     x ^= x >> 16;
