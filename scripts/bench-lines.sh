@@ -9,6 +9,8 @@
 # coalprof runs the whole command (`lines R --top 0 --format json`: read, attribute, derive,
 # render) twice: as installed (nvdisasm, if found, adds each instruction's SASS text: one more
 # process) and with no CUDA toolkit in sight (run from / with a bare PATH: no project .tools).
+# nvdisasm's listings are cached by cubin (the kernel cache's `sass/`), so the median is of warm
+# runs; one cold run (outside the checkout, with an empty cache) shows what a first run pays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +40,12 @@ ours=$(median "$BIN" lines "$REPORT" --top 0 --format json)
 ABS_BIN=$(realpath "$BIN"); ABS_REPORT=$(realpath "$REPORT")
 bare_lines() { (cd / && env -u CUDA_HOME -u CUDA_PATH PATH=/usr/bin:/bin "$ABS_BIN" lines "$ABS_REPORT" --top 0 --format json); }
 bare=$(median bare_lines)
+COLD_CACHE=$(mktemp -d)
+NVDISASM_DIR=$(dirname "$(realpath .tools/cuda-home/bin/nvdisasm 2>/dev/null || echo /nonexistent/x)")
+t0=$EPOCHREALTIME
+(cd / && XDG_CACHE_HOME=$COLD_CACHE PATH=$NVDISASM_DIR:/usr/bin:/bin "$ABS_BIN" lines "$ABS_REPORT" --top 0 --format json > /dev/null 2>&1)
+cold=$(echo "$EPOCHREALTIME - $t0" | bc -l)
+rm -rf "$COLD_CACHE"
 start=$(median "$BIN" --version)
 if [[ -x $PY ]]; then
     peer=$(median "$PY" tests/oracle/ncu_report_lines.py "$REPORT" "${NAMES[@]}")
@@ -47,6 +55,7 @@ fi
 printf 'report: %s (%.1f MB, %s instruction rows); %s cores, load %s; median of %s runs\n' "$REPORT" \
     "$(echo "$(stat -c %s "$REPORT") / 1000000" | bc -l)" "$rows" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "$N"
 printf 'coalprof lines:                 %7.1f ms\n' "$(echo "$ours * 1000" | bc -l)"
+printf 'coalprof lines, first run:      %7.1f ms  (empty cache: nvdisasm runs)\n' "$(echo "$cold * 1000" | bc -l)"
 printf 'coalprof lines, no nvdisasm:    %7.1f ms\n' "$(echo "$bare * 1000" | bc -l)"
 printf 'coalprof --version (start-up):  %7.1f ms\n' "$(echo "$start * 1000" | bc -l)"
 if [[ -n $peer ]]; then

@@ -87,7 +87,9 @@ impl Reader<'_> {
             Kind::Csv if path == Path::new("-") => self.read_csv(BufReader::new(std::io::stdin().lock()), path),
             Kind::Csv => {
                 let f = File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-                self.read_csv(BufReader::with_capacity(1 << 20, f), path)
+                // Smaller than the fast path's chunk reads (`parse::csv::chunks`), which then go
+                // straight from the file into the chunk instead of through this buffer.
+                self.read_csv(BufReader::with_capacity(64 << 10, f), path)
             }
             Kind::NcuRep => match self.rep_reader {
                 RepReader::Ncu => self.read_rep_with_ncu(path),

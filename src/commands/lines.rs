@@ -1,6 +1,7 @@
 //! `coalprof lines REPORT…`: which source line (or SASS instruction) wastes the bandwidth.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
@@ -65,18 +66,22 @@ fn context(report: &crate::lines::LineReport, sources: &mut Sources) -> Context 
     context
 }
 
-/// nvdisasm over a report's cubins, if it is installed; its absence or failure is one notice.
+/// nvdisasm over a report's cubins, if it is installed (its listings cached beside the built
+/// kernels, `sass/`); its absence or failure is one notice.
 struct Disassembly {
     nvdisasm: Option<Nvdisasm>,
+    cache: PathBuf,
     notice: Option<String>,
 }
 
 impl Disassembly {
     fn new(common: &Common) -> Disassembly {
+        let cache = common.cache.join("sass");
         match common.tools.cuda_binary("nvdisasm") {
-            Ok(found) => Disassembly { nvdisasm: Some(Nvdisasm { path: found.path }), notice: None },
+            Ok(found) => Disassembly { nvdisasm: Some(Nvdisasm { path: found.path }), cache, notice: None },
             Err(_) => Disassembly {
                 nvdisasm: None,
+                cache,
                 notice: Some("nvdisasm not found: SASS text left out (op and width are from the counters)".into()),
             },
         }
@@ -84,12 +89,7 @@ impl Disassembly {
 
     fn sass(&mut self, cubin: &[u8]) -> Option<Sass> {
         let nvdisasm = self.nvdisasm.as_ref()?;
-        let result = tempfile::Builder::new()
-            .suffix(".cubin")
-            .tempfile()
-            .and_then(|mut f| std::io::Write::write_all(&mut f, cubin).map(|_| f))
-            .map_err(|e| e.to_string())
-            .and_then(|f| nvdisasm.disassemble(f.path()).map_err(|e| e.to_string()));
+        let result = nvdisasm.disassemble_cached(cubin, &self.cache).map_err(|e| e.to_string());
         match result {
             Ok(functions) => Some(
                 functions

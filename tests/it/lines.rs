@@ -453,6 +453,43 @@ fn instruction_rows_carry_nvdisasm_sass_of_their_op() {
     }
 }
 
+/// nvdisasm runs once per cubin: a second `lines` of the same report reads its listing back from
+/// the cache (`<kernel cache>/sass/`) and prints the same SASS. The nvdisasm found is a wrapper
+/// that logs each run and then runs the real one; coalprof runs outside the checkout, so the
+/// cache is under `XDG_CACHE_HOME`, private to the test.
+#[test]
+fn nvdisasm_listings_are_cached_by_cubin() {
+    let Some(real) = crate::util::real_nvdisasm("nvdisasm_listings_are_cached_by_cubin") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, log) = (dir.path().join("bin"), dir.path().join("runs.log"));
+    std::fs::create_dir(&bin).unwrap();
+    let wrapper = bin.join("nvdisasm");
+    std::fs::write(&wrapper, format!("#!/bin/sh\necho run >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display()))
+        .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let rep = report("NVIDIA-nsight-training_manual_nvtx_2022.3.0");
+    let run = || {
+        let mut c = coalprof();
+        c.current_dir(dir.path()).env("PATH", &path).env("XDG_CACHE_HOME", dir.path().join("cache"));
+        c.args(["lines", "--by", "instruction", "--top", "0", "--format", "json"]).arg(&rep).ok_stdout()
+    };
+    let runs = || std::fs::read_to_string(&log).unwrap_or_default().lines().count();
+    let first = run();
+    let after_first = runs();
+    assert!(after_first >= 1, "the wrapper nvdisasm did not run");
+    let v = json(&first);
+    assert!(v["rows"].as_array().unwrap().iter().all(|r| r["sass"].is_string()), "SASS on every row: {v}");
+    let second = run();
+    assert_eq!(runs(), after_first, "nvdisasm ran again for a cached cubin");
+    assert_eq!(second, first, "the cached listing gives the same rows");
+    let cached = std::fs::read_dir(dir.path().join("cache/coalprof/kernels/sass")).unwrap().count();
+    assert_eq!(cached, after_first, "one listing per cubin disassembled");
+}
+
 #[test]
 fn numbers_a_report_lacks_are_null_not_zero() {
     // A 2019 report: L2 transactions and executions per instruction, but no L1 tag requests
