@@ -26,7 +26,9 @@ var=$(printf '%s' "$out" | sed -n 's/.*%q{{\([A-Za-z_][A-Za-z0-9_]*\)}}.*/\1/p')
 echo '==PROF== Connected to process 4242 (/app)'
 echo '==PROF== Profiling "vecAdd" - 0: 0%....50%....100% - 9 passes'
 echo '==PROF== Disconnected from process 4242'
-cp "{report}" "$out"
+# Through a temporary name: ranks that expand to the same report name (the rank variable
+# unset) overwrite it, as ncu's --force-overwrite does, instead of racing in `cp`.
+cp "{report}" "$out.$$" && mv -f "$out.$$" "$out"
 "#,
         args = dir.join("args.txt").display(),
         report = report.display()
