@@ -34,8 +34,8 @@ impl Nvdisasm {
 
     /// [`disassemble`](Nvdisasm::disassemble) of a cubin in memory, through a cache of listings
     /// in `cache` keyed by the cubin and this nvdisasm (its path, size and modification time).
-    /// nvdisasm is 95% of `coalprof lines` on a small report (370 of 390 ms for the 3.8 MB
-    /// CUTLASS fixture); a listing read back costs under a millisecond. A cache that cannot be
+    /// nvdisasm is 95% of `coalprof lines` on a small report (340 of 360 ms for the 3.8 MB
+    /// CUTLASS fixture); its 1 MB listing read back and parsed costs about 5 ms. A cache that cannot be
     /// read or written is skipped (logged under `-v`): nvdisasm then runs as without one.
     pub fn disassemble_cached(
         &self,

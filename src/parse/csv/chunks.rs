@@ -320,10 +320,10 @@ impl<R: BufRead> Fast<R> {
 
     /// The next chunk of whole lines (the input's last line may lack its newline).
     ///
-    /// Reads go straight into the chunk, `chunk` bytes at a time: through `read_to_end` on a
-    /// `BufReader` they were 8 kB system calls copied once more out of the reader's buffer
-    /// (a quarter of the main thread's time on a 300 MB page, `docs/performance.md`). A reused
-    /// buffer keeps its length, so only bytes it never had are zeroed.
+    /// Reads go straight into the chunk, `chunk` bytes at a time (the caller's `BufReader` is
+    /// smaller, so it passes them through): through `read_to_end` on a larger one they were
+    /// copied once more out of its buffer (`docs/performance.md`, "CSV: what 8x pandas would
+    /// take"). A reused buffer keeps its length, so only bytes it never had are zeroed.
     fn read_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut buf = self.free.pop().unwrap_or_default();
         let mut len = self.tail.len();
