@@ -32,39 +32,20 @@ impl Nvdisasm {
         Ok(parse(&self.listing(cubin)?))
     }
 
-    /// [`disassemble`](Nvdisasm::disassemble) of a cubin in memory, through a cache of listings
-    /// in `cache` keyed by the cubin and this nvdisasm (its path, size and modification time).
-    /// nvdisasm is 95% of `coalprof lines` on a small report (340 of 360 ms for the 3.8 MB
-    /// CUTLASS fixture); its 1 MB listing read back and parsed costs about 5 ms. A cache that cannot be
-    /// read or written is skipped (logged under `-v`): nvdisasm then runs as without one.
-    pub fn disassemble_cached(
-        &self,
-        cubin: &[u8],
-        cache: &Path,
-    ) -> Result<BTreeMap<String, Vec<Instruction>>, ToolError> {
-        let file = cache.join(format!("{}.sass", self.key(cubin)));
-        if let Ok(listing) = std::fs::read_to_string(&file) {
-            return Ok(parse(&listing));
-        }
+    /// `nvdisasm -g -c`'s listing of a cubin in memory (written to a temporary file for it).
+    pub fn listing_of(&self, cubin: &[u8]) -> Result<String, ToolError> {
         let spawn = |source| ToolError::Spawn {
             command: format!("{} -g -c CUBIN (writing the cubin to a temporary file)", self.path.display()),
             source,
         };
         let mut input = tempfile::Builder::new().suffix(".cubin").tempfile().map_err(spawn)?;
         std::io::Write::write_all(&mut input, cubin).map_err(spawn)?;
-        let listing = self.listing(input.path())?;
-        let saved = std::fs::create_dir_all(cache)
-            .and_then(|()| tempfile::NamedTempFile::new_in(cache))
-            .and_then(|mut t| std::io::Write::write_all(&mut t, listing.as_bytes()).map(|()| t))
-            .and_then(|t| t.persist(&file).map_err(|e| e.error));
-        if let Err(e) = saved {
-            tracing::debug!("nvdisasm listing not cached in {}: {e}", cache.display());
-        }
-        Ok(parse(&listing))
+        self.listing(input.path())
     }
 
-    /// The cache key: SHA-256 of the cubin and of what identifies this nvdisasm.
-    fn key(&self, cubin: &[u8]) -> String {
+    /// A name for `cubin`'s listing by this nvdisasm, for a cache of listings: SHA-256 of the
+    /// cubin and of what identifies the nvdisasm (its path, size and modification time).
+    pub fn cache_key(&self, cubin: &[u8]) -> String {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
         h.update(cubin);

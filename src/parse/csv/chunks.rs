@@ -327,7 +327,7 @@ impl<R: BufRead> Fast<R> {
     fn read_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut buf = self.free.pop().unwrap_or_default();
         let mut len = self.tail.len();
-        grow(&mut buf, len + self.chunk);
+        grow(&mut buf, len);
         buf[..len].copy_from_slice(&self.tail);
         self.tail.clear();
         while !self.eof {
