@@ -1,7 +1,8 @@
 //! Launch records into the results frame: the catalogue's metrics under their stable keys, as
-//! totals over the launches a record stands for, fed in chunks so a report of a million
-//! launches is never held whole; grouped per kernel and launch shape (counters summed, so every
-//! ratio is a ratio of sums, never a mean of per-launch ratios) or kept one row per launch.
+//! totals over the launches a record stands for, fed one record at a time so a report of a
+//! million launches is never held whole; grouped per kernel and launch shape (counters summed,
+//! so every ratio is a ratio of sums, never a mean of per-launch ratios) or kept one row per
+//! launch.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,21 +31,51 @@ pub(crate) struct DeviceFacts {
     pub cc: Option<String>,
 }
 
-/// Records per chunk: large enough that polars' per-frame cost vanishes, small enough that a
-/// chunk of a wide report stays a few megabytes.
-const CHUNK: usize = 8192;
-
 /// Builds the frame of a stream of records.
+///
+/// The grouping is done here, as records arrive, not by a polars query: a report's records
+/// are summed into their group's row at once (so memory is one row per group, whatever the
+/// report's size), and the frame is made once, at the end. A polars `group_by` per chunk of
+/// records and again over the partials cost two milliseconds of query planning on even a
+/// one-launch report, most of `analyze`'s time on one (`docs/performance.md`, "Native read").
 pub(crate) struct Launches<'a> {
     names: &'a HashMap<String, Mapped>,
     grouping: Grouping,
-    /// The catalogue keys a chunk gets a column for, in a fixed order.
+    /// The catalogue keys the frame gets a column for, in a fixed order.
     keys: Vec<&'a str>,
-    ratios: Vec<&'a str>,
-    chunk: Vec<LaunchRecord>,
-    /// Chunks already turned into frames (aggregated when grouping per kernel).
-    done: Vec<DataFrame>,
+    /// The positions in `keys` of the ratios, averaged over launches at the end.
+    ratios: Vec<usize>,
+    rows: Vec<Group>,
+    /// Per-kernel grouping: each group's row.
+    index: HashMap<GroupKey, usize>,
+    /// Each record name's column and assumed unit, by position: the parsers share one
+    /// `Arc<str>` per name, so consecutive records repeat the same pointers and are mapped
+    /// without hashing (the plan holds the names, so no address is reused meanwhile).
+    plan: Vec<(Arc<str>, Option<Target<'a>>)>,
+    /// One record's values by slot (a metric named twice, by its name and an alias, counts
+    /// once: the later value), and the slots it set.
+    record: Vec<Option<f64>>,
+    touched: Vec<usize>,
     pub facts: DeviceFacts,
+}
+
+/// What launches are grouped by: process, rank, kernel, grid and block.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct GroupKey {
+    process: Option<String>,
+    rank: Option<u32>,
+    kernel: String,
+    grid: Option<[u32; 3]>,
+    block: Option<[u32; 3]>,
+}
+
+/// One frame row: its launches' counters summed (null until a launch has the metric).
+struct Group {
+    key: GroupKey,
+    launches: u64,
+    /// The first launch's ID (kept only if the group is that one launch).
+    id: Option<u64>,
+    values: Vec<Option<f64>>,
 }
 
 impl<'a> Launches<'a> {
@@ -53,10 +84,23 @@ impl<'a> Launches<'a> {
         let mut keys: Vec<&str> = names.values().map(|m| m.key.as_str()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let mut ratios: Vec<&str> = names.values().filter(|m| m.kind == Kind::Ratio).map(|m| m.key.as_str()).collect();
-        ratios.sort_unstable();
-        ratios.dedup();
-        Launches { names, grouping, keys, ratios, chunk: Vec::new(), done: Vec::new(), facts: DeviceFacts::default() }
+        let ratios = (keys.iter().enumerate())
+            .filter(|(_, k)| names.values().any(|m| m.key == **k && m.kind == Kind::Ratio))
+            .map(|(i, _)| i)
+            .collect();
+        let keys_len = keys.len();
+        Launches {
+            names,
+            grouping,
+            keys,
+            ratios,
+            rows: Vec::new(),
+            index: HashMap::new(),
+            plan: Vec::new(),
+            record: vec![None; keys_len],
+            touched: Vec::new(),
+            facts: DeviceFacts::default(),
+        }
     }
 
     /// Add one record; `Err(Interrupted)` once Ctrl-C was pressed (a long report stops here).
@@ -68,136 +112,97 @@ impl<'a> Launches<'a> {
         if self.facts.cc.is_none() {
             self.facts.cc = rec.cc.clone();
         }
-        self.chunk.push(rec);
-        if self.chunk.len() >= CHUNK {
-            self.flush()?;
+        let id = rec.id.filter(|_| rec.launches == 1);
+        let key =
+            GroupKey { process: rec.process, rank: rec.rank, kernel: rec.kernel, grid: rec.grid, block: rec.block };
+        let row = match self.grouping {
+            // Consecutive launches are mostly of one kernel: its row is tried before hashing.
+            Grouping::PerKernel => match self.rows.last() {
+                Some(last) if last.key == key => self.rows.len() - 1,
+                _ => match self.index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        self.index.insert(key.clone(), self.rows.len());
+                        self.new_row(key, id)
+                    }
+                },
+            },
+            Grouping::PerLaunch => self.new_row(key, id),
+        };
+        for (j, (name, value)) in rec.metrics.iter().enumerate() {
+            let target = match self.plan.get(j) {
+                Some((p, t)) if Arc::ptr_eq(p, name) => *t,
+                _ => {
+                    let t = self.names.get(&**name).and_then(|m| {
+                        let slot = self.keys.binary_search(&m.key.as_str()).ok()?;
+                        Some((slot, m.assume_unit.as_deref()))
+                    });
+                    if j < self.plan.len() {
+                        self.plan[j] = (name.clone(), t);
+                    } else {
+                        self.plan.push((name.clone(), t));
+                    }
+                    t
+                }
+            };
+            let (Some((slot, assume_unit)), Value::Number { value, unit }) = (target, value) else { continue };
+            let v = match (assume_unit, *unit) {
+                (Some(assumed), "") => units::scale(assumed).apply(*value),
+                _ => *value,
+            };
+            if self.record[slot].replace(v * rec.launches as f64).is_none() {
+                self.touched.push(slot);
+            }
+        }
+        let group = &mut self.rows[row];
+        group.launches += rec.launches;
+        for slot in self.touched.drain(..) {
+            if let Some(v) = self.record[slot].take() {
+                let sum = &mut group.values[slot];
+                *sum = Some(sum.unwrap_or(0.0) + v);
+            }
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
-        if self.chunk.is_empty() {
-            return Ok(());
-        }
-        let chunk = std::mem::take(&mut self.chunk);
-        let df = self.chunk_frame(&chunk)?;
-        let df = match self.grouping {
-            Grouping::PerKernel => self.group(df)?,
-            Grouping::PerLaunch => df,
-        };
-        self.done.push(df);
-        // Per-kernel partials are few rows each: fold them so memory stays flat.
-        if self.grouping == Grouping::PerKernel && self.done.len() >= 64 {
-            if let Some(all) = concat(std::mem::take(&mut self.done))? {
-                self.done.push(self.group(all)?);
-            }
-        }
-        Ok(())
+    fn new_row(&mut self, key: GroupKey, id: Option<u64>) -> usize {
+        self.rows.push(Group { key, launches: 0, id, values: vec![None; self.keys.len()] });
+        self.rows.len() - 1
     }
 
     /// The whole frame, ratios divided back to their launch-weighted mean.
-    pub(crate) fn finish(mut self) -> Result<(Frame, DeviceFacts)> {
-        self.flush()?;
-        // One partial (a report of one chunk, every small one) is grouped already: grouping it
-        // again would give the same rows, for one more polars query (a millisecond of a
-        // small report's start-to-finish).
-        let partials = self.done.len();
-        let mut df = match concat(std::mem::take(&mut self.done))? {
-            Some(df) => df,
-            None => self.chunk_frame(&[])?, // no launches: the columns, no rows
-        };
-        if self.grouping == Grouping::PerKernel && df.height() > 0 && partials > 1 {
-            df = self.group(df)?;
-        }
-        let weighted = self.ratios.iter().map(|k| (col(*k) / col(LAUNCHES).cast(DataType::Float64)).alias(*k));
-        let df = df.lazy().with_columns(weighted.collect::<Vec<_>>()).collect().map_err(polars_error)?;
-        Ok((Frame(df), self.facts))
-    }
-
-    /// One frame row per record; metrics as totals over the record's launches.
-    fn chunk_frame(&self, recs: &[LaunchRecord]) -> Result<DataFrame> {
-        let dim = |f: fn(&LaunchRecord) -> Option<[u32; 3]>, i: usize| -> Vec<Option<u32>> {
-            recs.iter().map(|r| f(r).map(|d| d[i])).collect()
+    pub(crate) fn finish(self) -> Result<(Frame, DeviceFacts)> {
+        let rows = &self.rows;
+        let dim = |f: fn(&GroupKey) -> Option<[u32; 3]>, i: usize| -> Vec<Option<u32>> {
+            rows.iter().map(|r| f(&r.key).map(|d| d[i])).collect()
         };
         let mut columns = vec![
-            Column::new(KERNEL.into(), recs.iter().map(|r| r.kernel.as_str()).collect::<Vec<_>>()),
-            Column::new(PROCESS.into(), recs.iter().map(|r| r.process.as_deref()).collect::<Vec<_>>()),
-            Column::new(RANK.into(), recs.iter().map(|r| r.rank).collect::<Vec<_>>()),
-            Column::new(ID.into(), recs.iter().map(|r| r.id.filter(|_| r.launches == 1)).collect::<Vec<_>>()),
-            Column::new(LAUNCHES.into(), recs.iter().map(|r| r.launches).collect::<Vec<_>>()),
+            Column::new(KERNEL.into(), rows.iter().map(|r| r.key.kernel.as_str()).collect::<Vec<_>>()),
+            Column::new(PROCESS.into(), rows.iter().map(|r| r.key.process.as_deref()).collect::<Vec<_>>()),
+            Column::new(RANK.into(), rows.iter().map(|r| r.key.rank).collect::<Vec<_>>()),
+            Column::new(ID.into(), rows.iter().map(|r| r.id.filter(|_| r.launches == 1)).collect::<Vec<_>>()),
+            Column::new(LAUNCHES.into(), rows.iter().map(|r| r.launches).collect::<Vec<_>>()),
         ];
         for i in 0..3 {
-            columns.push(Column::new(GRID[i].into(), dim(|r| r.grid, i)));
-            columns.push(Column::new(BLOCK[i].into(), dim(|r| r.block, i)));
+            columns.push(Column::new(GRID[i].into(), dim(|k| k.grid, i)));
+            columns.push(Column::new(BLOCK[i].into(), dim(|k| k.block, i)));
         }
-        let mut values: Vec<Vec<Option<f64>>> = vec![vec![None; recs.len()]; self.keys.len()];
-        // Each record name's column and assumed unit, by position: the parsers share one
-        // `Arc<str>` per name, so consecutive records repeat the same pointers and are mapped
-        // without hashing (the plan holds the names, so no address is reused meanwhile).
-        let mut plan: Vec<(Arc<str>, Option<Target<'_>>)> = Vec::new();
-        for (i, rec) in recs.iter().enumerate() {
-            for (j, (name, value)) in rec.metrics.iter().enumerate() {
-                let target = match plan.get(j) {
-                    Some((p, t)) if Arc::ptr_eq(p, name) => *t,
-                    _ => {
-                        let t = self.names.get(&**name).and_then(|m| {
-                            let slot = self.keys.binary_search(&m.key.as_str()).ok()?;
-                            Some((slot, m.assume_unit.as_deref()))
-                        });
-                        if j < plan.len() {
-                            plan[j] = (name.clone(), t);
-                        } else {
-                            plan.push((name.clone(), t));
-                        }
-                        t
-                    }
-                };
-                let (Some((slot, assume_unit)), Value::Number { value, unit }) = (target, value) else { continue };
-                let v = match (assume_unit, *unit) {
-                    (Some(assumed), "") => units::scale(assumed).apply(*value),
-                    _ => *value,
-                };
-                values[slot][i] = Some(v * rec.launches as f64);
-            }
+        for (slot, k) in self.keys.iter().enumerate() {
+            let ratio = self.ratios.contains(&slot);
+            let values = rows.iter().map(|r| {
+                let v = r.values[slot]?;
+                Some(if ratio { v / r.launches as f64 } else { v })
+            });
+            columns.push(Column::new((*k).into(), values.collect::<Vec<_>>()));
         }
-        for (k, v) in self.keys.iter().zip(values) {
-            columns.push(Column::new((*k).into(), v));
-        }
-        DataFrame::new(columns).map_err(polars_error)
-    }
-
-    /// Group by process, rank, kernel, grid and block, in order of first appearance: launches and
-    /// counters summed (a metric no launch of the group has stays null), the ID kept only for a
-    /// group of one launch.
-    fn group(&self, df: DataFrame) -> Result<DataFrame> {
-        let by: Vec<Expr> = [PROCESS, RANK, KERNEL].into_iter().chain(GRID).chain(BLOCK).map(col).collect();
-        let mut aggs = vec![
-            col(LAUNCHES).sum(),
-            when(col(LAUNCHES).sum().eq(lit(1u64))).then(col(ID).first()).otherwise(lit(NULL).cast(DataType::UInt64)),
-        ];
-        aggs.extend(self.keys.iter().map(|k| {
-            when(col(*k).count().gt(lit(0u32)))
-                .then(col(*k).sum())
-                .otherwise(lit(NULL).cast(DataType::Float64))
-                .alias(*k)
-        }));
-        df.lazy().group_by_stable(by).agg(aggs).collect().map_err(polars_error)
+        let df = DataFrame::new(columns).map_err(polars_error)?;
+        Ok((Frame(df), self.facts))
     }
 }
 
-/// Where a record's metric lands in a chunk's columns: the column, and the unit to assume when
+/// Where a record's metric lands in a row's values: the slot, and the unit to assume when
 /// the value has none.
 type Target<'a> = (usize, Option<&'a str>);
-
-fn concat(frames: Vec<DataFrame>) -> Result<Option<DataFrame>> {
-    let mut it = frames.into_iter();
-    let Some(mut first) = it.next() else { return Ok(None) };
-    for f in it {
-        first.vstack_mut(&f).map_err(polars_error)?;
-    }
-    first.align_chunks_par();
-    Ok(Some(first))
-}
 
 impl Frame {
     /// The frame as result rows of `source`: identity columns into the row's fields, every
@@ -291,11 +296,12 @@ mod tests {
     }
 
     #[test]
-    fn groups_keep_first_appearance_order_and_absent_metrics_stay_absent_across_chunks() {
+    fn groups_keep_first_appearance_order_and_absent_metrics_stay_absent() {
+        const N: u64 = 10_000;
         let mapped = Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter };
         let names = HashMap::from([("s".to_string(), mapped)]);
         let mut recs = Vec::new();
-        for i in 0..(3 * CHUNK as u64) {
+        for i in 0..(3 * N) {
             let mut r = rec(i, 1.0);
             r.kernel = if i % 2 == 0 { "b".into() } else { "a".into() };
             if r.kernel == "a" {
@@ -305,8 +311,8 @@ mod tests {
         }
         let (r, _) = rows(recs, &names, Grouping::PerKernel);
         assert_eq!(r.iter().map(|r| r.kernel.as_str()).collect::<Vec<_>>(), ["b", "a"]);
-        assert_eq!(r[0].metric("global_load_sectors"), Some(1.5 * CHUNK as f64));
-        assert_eq!(r[0].launches, 3 * CHUNK as u64 / 2);
+        assert_eq!(r[0].metric("global_load_sectors"), Some(1.5 * N as f64));
+        assert_eq!(r[0].launches, 3 * N / 2);
         assert!(r[1].metrics.is_empty(), "{:?}", r[1].metrics);
     }
 }
