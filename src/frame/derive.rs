@@ -1,8 +1,15 @@
-//! Derived metrics: each `metrics.toml` formula compiled once into a polars expression and
-//! evaluated over the whole results frame, in file order (a formula may read the ones above it).
-//! A null input gives a null result, and so does a division by zero: never inf or NaN.
+//! Derived metrics: each `metrics.toml` formula compiled once, its metric keys resolved to
+//! slots, and evaluated row by row over the results frame (or rows made as rows), in file order
+//! (a formula may read the ones above it). A null input gives a null result, and so does a
+//! division by zero: never inf or NaN.
+//!
+//! The formulas were polars expressions once; a lazy query of forty `with_column`s took 3 ms
+//! to plan for a one-row frame, most of a small report's `analyze` (`docs/performance.md`,
+//! "Native read"). The evaluation below keeps their semantics exactly; the test
+//! `the_evaluator_agrees_with_polars_expressions` holds it to the polars expressions, which it
+//! still compiles.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use polars::prelude::*;
 
@@ -27,7 +34,18 @@ pub struct Derivation {
 struct Step {
     key: String,
     formula: Formula,
-    expr: Expr,
+    code: Code,
+}
+
+/// A formula with its keys resolved to slots: the inputs' (in `Derivation::inputs` order), then
+/// each step's result.
+#[derive(Debug, Clone)]
+enum Code {
+    Num(f64),
+    Slot(usize),
+    Neg(Box<Code>),
+    Bin(Op, Box<Code>, Box<Code>),
+    Call(Func, Vec<Code>),
 }
 
 impl Derivation {
@@ -56,6 +74,7 @@ impl Derivation {
         fallbacks: BTreeSet<String>,
     ) -> Result<Derivation> {
         let mut known = inputs.clone();
+        let mut slots: HashMap<String, usize> = inputs.iter().cloned().zip(0..).collect();
         let mut steps = Vec::new();
         for (key, d) in defined {
             let formula = Formula::parse(&d.formula)
@@ -67,8 +86,10 @@ impl Derivation {
                 )));
             }
             known.insert(key.clone());
-            let expr = finite_or_null(compile(&formula)).alias(key.as_str());
-            steps.push(Step { key: key.clone(), formula, expr });
+            let code = Code::of(&formula, &slots);
+            // A key defined twice: later formulas read the later definition.
+            slots.insert(key.clone(), inputs.len() + steps.len());
+            steps.push(Step { key: key.clone(), formula, code });
         }
         Ok(Derivation { steps, inputs, raw, fallbacks })
     }
@@ -80,11 +101,32 @@ impl Derivation {
 
     /// Add every derived metric as a column of `frame` (absent inputs become null columns).
     pub fn derive(&self, frame: Frame) -> Result<Frame> {
-        let mut lf = frame.with_float_columns(self.inputs())?.0.lazy();
-        for step in &self.steps {
-            lf = lf.with_column(step.expr.clone());
+        let frame = frame.with_float_columns(self.inputs())?;
+        let columns: Vec<Vec<Option<f64>>> = self.inputs().map(|k| frame.floats(k)).collect::<Result<_>>()?;
+        let Frame(mut df) = frame;
+        let mut derived = vec![Vec::with_capacity(df.height()); self.steps.len()];
+        let mut slots = vec![None; self.inputs.len() + self.steps.len()];
+        for i in 0..df.height() {
+            for (slot, column) in slots.iter_mut().zip(&columns) {
+                *slot = column[i];
+            }
+            self.evaluate(&mut slots);
+            for (out, v) in derived.iter_mut().zip(&slots[self.inputs.len()..]) {
+                out.push(*v);
+            }
         }
-        Ok(Frame(lf.collect().map_err(polars_error)?))
+        for (step, values) in self.steps.iter().zip(derived) {
+            df.with_column(Column::new(step.key.as_str().into(), values)).map_err(polars_error)?;
+        }
+        Ok(Frame(df))
+    }
+
+    /// Every step, in order, over one row's `slots` (its inputs filled in).
+    fn evaluate(&self, slots: &mut [Option<f64>]) {
+        let first = self.inputs.len();
+        for (i, step) in self.steps.iter().enumerate() {
+            slots[first + i] = finite(step.code.eval(slots));
+        }
     }
 
     /// Derive rows that were made as rows (the model's predictions): through a frame and back.
@@ -96,11 +138,19 @@ impl Derivation {
 
     /// Add every derived metric to rows made as rows, and nothing else (no notices).
     pub fn fill(&self, rows: &mut [Row]) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
+        let mut slots = vec![None; self.inputs.len() + self.steps.len()];
+        for row in rows {
+            for (slot, key) in slots.iter_mut().zip(&self.inputs) {
+                *slot = row.metrics.get(key).copied();
+            }
+            self.evaluate(&mut slots);
+            for (step, v) in self.steps.iter().zip(&slots[self.inputs.len()..]) {
+                if let Some(v) = v {
+                    row.metrics.insert(step.key.clone(), *v);
+                }
+            }
         }
-        let derived = self.derive(Frame::from_rows(rows, self.inputs())?)?;
-        derived.fill_metrics(rows, self.steps.iter().map(|s| s.key.as_str()))
+        Ok(())
     }
 
     /// What the rows lack, once for the set, and per row how amplification was computed.
@@ -217,55 +267,140 @@ fn note_shared_bytes(row: &mut Row) {
     }
 }
 
-fn null() -> Expr {
-    lit(NULL).cast(DataType::Float64)
+/// `v` where it is a finite number, else null (0 / 0, x / 0).
+fn finite(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite())
 }
 
-/// `e` where it is a finite number, else null (0 / 0, x / 0).
-fn finite_or_null(e: Expr) -> Expr {
-    when(e.clone().is_finite()).then(e).otherwise(null())
+/// How the formulas compare numbers, as polars does: NaN (a 0 / 0 inside a formula) above
+/// every number and equal to itself, so `min(0, 0 / 0)` is 0.
+fn compare(a: f64, b: f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal),
+    }
 }
 
-/// `f(a, b)` with nulls propagated: polars' `when` would pick a branch for a null condition.
-fn both(a: Expr, b: Expr, f: impl FnOnce(Expr, Expr) -> Expr) -> Expr {
-    when(a.clone().is_null().or(b.clone().is_null())).then(null()).otherwise(f(a, b))
-}
+impl Code {
+    fn of(f: &Formula, slots: &HashMap<String, usize>) -> Code {
+        let of = |f: &Formula| Box::new(Code::of(f, slots));
+        match f {
+            Formula::Num(v) => Code::Num(*v),
+            // `compile` checked every key is known.
+            Formula::Var(name) => Code::Slot(slots[name.as_str()]),
+            Formula::Neg(a) => Code::Neg(of(a)),
+            Formula::Bin(op, a, b) => Code::Bin(*op, of(a), of(b)),
+            Formula::Call(func, args) => Code::Call(*func, args.iter().map(|a| Code::of(a, slots)).collect()),
+        }
+    }
 
-/// The polars expression of a formula.
-fn compile(f: &Formula) -> Expr {
-    match f {
-        Formula::Num(v) => lit(*v),
-        Formula::Var(name) => col(name.as_str()),
-        Formula::Neg(a) => lit(0.0) - compile(a),
-        Formula::Bin(op, a, b) => {
-            let (a, b) = (compile(a), compile(b));
-            match op {
-                Op::Add => a + b,
-                Op::Sub => a - b,
-                Op::Mul => a * b,
-                Op::Div => a / b,
+    /// The value over one row's slots: null where an input is; IEEE arithmetic otherwise (the
+    /// caller makes the result finite or null).
+    fn eval(&self, slots: &[Option<f64>]) -> Option<f64> {
+        match self {
+            Code::Num(v) => Some(*v),
+            Code::Slot(i) => slots[*i],
+            // Negation, not `0 - x`: polars rewrote the expressions' `0 - x` so (`-0` stays `-0`).
+            Code::Neg(a) => Some(-a.eval(slots)?),
+            Code::Bin(op, a, b) => {
+                let (a, b) = (a.eval(slots)?, b.eval(slots)?);
+                Some(match op {
+                    Op::Add => a + b,
+                    Op::Sub => a - b,
+                    Op::Mul => a * b,
+                    Op::Div => a / b,
+                })
+            }
+            Code::Call(func, args) => {
+                let arg = |i: usize| args[i].eval(slots);
+                match func {
+                    Func::Ceil => arg(0).map(f64::ceil),
+                    Func::Min => {
+                        let (a, b) = (arg(0)?, arg(1)?);
+                        Some(if compare(a, b).is_le() { a } else { b })
+                    }
+                    Func::Max => {
+                        let (a, b) = (arg(0)?, arg(1)?);
+                        Some(if compare(a, b).is_ge() { a } else { b })
+                    }
+                    // Each argument is made finite first, so a 0 / 0 falls through to the next.
+                    Func::Coalesce => args.iter().find_map(|a| finite(a.eval(slots))),
+                    // With `a` or `b` absent, `x` stands.
+                    Func::UnlessAbove => match (arg(0), arg(1)) {
+                        (Some(a), Some(b)) if compare(a, b).is_gt() => None,
+                        _ => arg(2),
+                    },
+                }
             }
         }
-        Formula::Call(func, args) => {
-            let mut args: Vec<Expr> = args.iter().map(compile).collect();
-            match func {
-                Func::Ceil => args.remove(0).ceil(),
-                Func::Min => {
-                    let (a, b) = (args.remove(0), args.remove(0));
-                    both(a, b, |a, b| when(a.clone().lt_eq(b.clone())).then(a).otherwise(b))
+    }
+}
+
+/// The formulas as polars expressions, as they were evaluated before: the oracle the evaluator
+/// is held to.
+#[cfg(test)]
+mod oracle {
+    use polars::prelude::*;
+
+    use super::{Formula, Func, Op};
+
+    fn null() -> Expr {
+        lit(NULL).cast(DataType::Float64)
+    }
+
+    /// `e` where it is a finite number, else null (0 / 0, x / 0).
+    fn finite_or_null(e: Expr) -> Expr {
+        when(e.clone().is_finite()).then(e).otherwise(null())
+    }
+
+    /// `f(a, b)` with nulls propagated: polars' `when` would pick a branch for a null condition.
+    fn both(a: Expr, b: Expr, f: impl FnOnce(Expr, Expr) -> Expr) -> Expr {
+        when(a.clone().is_null().or(b.clone().is_null())).then(null()).otherwise(f(a, b))
+    }
+
+    /// The polars expression of a formula.
+    pub(super) fn compile(f: &Formula) -> Expr {
+        match f {
+            Formula::Num(v) => lit(*v),
+            Formula::Var(name) => col(name.as_str()),
+            Formula::Neg(a) => lit(0.0) - compile(a),
+            Formula::Bin(op, a, b) => {
+                let (a, b) = (compile(a), compile(b));
+                match op {
+                    Op::Add => a + b,
+                    Op::Sub => a - b,
+                    Op::Mul => a * b,
+                    Op::Div => a / b,
                 }
-                Func::Max => {
-                    let (a, b) = (args.remove(0), args.remove(0));
-                    both(a, b, |a, b| when(a.clone().gt_eq(b.clone())).then(a).otherwise(b))
-                }
-                // Each argument is made finite first, so a 0 / 0 falls through to the next.
-                Func::Coalesce => coalesce(&args.into_iter().map(finite_or_null).collect::<Vec<_>>()),
-                Func::UnlessAbove => {
-                    let (a, b, x) = (args.remove(0), args.remove(0), args.remove(0));
-                    when(a.gt(b)).then(null()).otherwise(x)
+            }
+            Formula::Call(func, args) => {
+                let mut args: Vec<Expr> = args.iter().map(compile).collect();
+                match func {
+                    Func::Ceil => args.remove(0).ceil(),
+                    Func::Min => {
+                        let (a, b) = (args.remove(0), args.remove(0));
+                        both(a, b, |a, b| when(a.clone().lt_eq(b.clone())).then(a).otherwise(b))
+                    }
+                    Func::Max => {
+                        let (a, b) = (args.remove(0), args.remove(0));
+                        both(a, b, |a, b| when(a.clone().gt_eq(b.clone())).then(a).otherwise(b))
+                    }
+                    // Each argument is made finite first, so a 0 / 0 falls through to the next.
+                    Func::Coalesce => coalesce(&args.into_iter().map(finite_or_null).collect::<Vec<_>>()),
+                    Func::UnlessAbove => {
+                        let (a, b, x) = (args.remove(0), args.remove(0), args.remove(0));
+                        when(a.gt(b)).then(null()).otherwise(x)
+                    }
                 }
             }
         }
+    }
+
+    /// The whole formula, as `Derivation` made it: finite or null.
+    pub(super) fn expr(f: &Formula) -> Expr {
+        finite_or_null(compile(f))
     }
 }
 
@@ -325,5 +460,98 @@ mod tests {
         let c = Catalogue::parse(&text, std::path::Path::new("m.toml")).unwrap();
         let err = Derivation::new(&c).err().unwrap();
         assert!(err.to_string().contains("`nope`"), "{err}");
+    }
+    /// Rows of random inputs for `keys`: absent, zero, negative, huge and ordinary values.
+    fn random_rows(keys: &[&str], n: usize, seed: u64) -> Vec<Vec<Option<f64>>> {
+        const VALUES: [Option<f64>; 9] =
+            [None, Some(0.0), Some(-0.0), Some(-1.5), Some(1.0), Some(2.0), Some(31.75), Some(4096.0), Some(1e308)];
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                (0..keys.len())
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        VALUES[(x % VALUES.len() as u64) as usize]
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The frame of `rows` over `keys`, and the same frame derived by polars expressions.
+    fn by_polars(keys: &[&str], rows: &[Vec<Option<f64>>], steps: &[(&str, &Formula)]) -> DataFrame {
+        let columns = (keys.iter().enumerate())
+            .map(|(j, k)| Column::new((*k).into(), rows.iter().map(|r| r[j]).collect::<Vec<_>>()))
+            .collect();
+        let mut lf = DataFrame::new(columns).unwrap().lazy();
+        for (key, f) in steps {
+            lf = lf.with_column(oracle::expr(f).alias(*key));
+        }
+        lf.collect().unwrap()
+    }
+
+    #[test]
+    fn the_evaluator_agrees_with_polars_expressions_on_every_builtin_formula() {
+        let d = Derivation::new(&Catalogue::builtin()).unwrap();
+        let keys: Vec<&str> = d.inputs().collect();
+        let rows = random_rows(&keys, 2000, 0x5eed);
+        let steps: Vec<(&str, &Formula)> = d.steps.iter().map(|s| (s.key.as_str(), &s.formula)).collect();
+        let want = Frame(by_polars(&keys, &rows, &steps));
+        let columns = (keys.iter().enumerate())
+            .map(|(j, k)| Column::new((*k).into(), rows.iter().map(|r| r[j]).collect::<Vec<_>>()))
+            .collect();
+        let got = d.derive(Frame(DataFrame::new(columns).unwrap())).unwrap();
+        let mut non_null = 0;
+        for (key, _) in &steps {
+            let (g, w) = (got.floats(key).unwrap(), want.floats(key).unwrap());
+            assert_eq!(g, w, "{key}");
+            non_null += g.iter().flatten().count();
+        }
+        assert!(non_null > 1000, "the inputs leave most formulas null: {non_null} values");
+    }
+
+    /// Random formulas over `a`, `b` and `c`. No literal 0: polars rewrites `0 + x` to `x` and
+    /// `0 - x` to `-x`, which differ from IEEE arithmetic in the sign of a zero result, and so
+    /// in the sign of an infinity divided by it; reports hold no negative zeros. (It also
+    /// divides by a constant as a multiplication by its reciprocal: the last bit may differ.)
+    fn formula() -> impl proptest::strategy::Strategy<Value = Formula> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            prop::sample::select(vec![1.0, -2.0, 0.5, 32.0]).prop_map(Formula::Num),
+            prop::sample::select(vec!["a", "b", "c"]).prop_map(|v| Formula::Var(v.into())),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            let op = prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul, Op::Div]);
+            prop_oneof![
+                inner.clone().prop_map(|a| Formula::Neg(Box::new(a))),
+                (op, inner.clone(), inner.clone()).prop_map(|(op, a, b)| Formula::Bin(op, Box::new(a), Box::new(b))),
+                inner.clone().prop_map(|a| Formula::Call(Func::Ceil, vec![a])),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| Formula::Call(Func::Min, vec![a, b])),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| Formula::Call(Func::Max, vec![a, b])),
+                prop::collection::vec(inner.clone(), 1..4).prop_map(|v| Formula::Call(Func::Coalesce, v)),
+                (inner.clone(), inner.clone(), inner)
+                    .prop_map(|(a, b, x)| Formula::Call(Func::UnlessAbove, vec![a, b, x])),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_evaluator_agrees_with_polars_expressions_on_random_formulas(f in formula(), seed in 1u64..u64::MAX) {
+            let keys = ["a", "b", "c"];
+            let mut rows = random_rows(&keys, 64, seed);
+            rows.iter_mut().flatten().filter(|v| v.is_some_and(|v| v == 0.0)).for_each(|v| *v = Some(0.0));
+            let want = Frame(by_polars(&keys, &rows, &[("out", &f)])).floats("out").unwrap();
+            let slots: HashMap<String, usize> = keys.iter().map(|k| k.to_string()).zip(0..).collect();
+            let code = Code::of(&f, &slots);
+            let got: Vec<Option<f64>> = rows.iter().map(|r| finite(code.eval(r))).collect();
+            let close = |g: &Option<f64>, w: &Option<f64>| match (g, w) {
+                (Some(g), Some(w)) => (g - w).abs() <= 1e-12 * g.abs().max(w.abs()),
+                (g, w) => g == w,
+            };
+            proptest::prop_assert!(got.iter().zip(&want).all(|(g, w)| close(g, w)), "{:?}\n{:?}\n{:?}", f, got, want);
+        }
     }
 }

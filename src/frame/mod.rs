@@ -1,12 +1,12 @@
 //! The data-frame module: the one place polars is used. From the parsed launch records on, the
 //! results table is a polars [`DataFrame`]:
 //!
-//! * [`launches`]: records go in chunk by chunk, grouped by kernel and launch shape with their
+//! * [`launches`]: records go in one by one, grouped by kernel and launch shape with their
 //!   counters summed (so every ratio is a ratio of sums), or kept one row per launch;
 //! * [`join`]: the launches of a built-in pattern joined to its launch manifest by position and
 //!   verified (kernel, grid, block), then to the variants' launch facts;
-//! * [`derive`]: every derived metric of `metrics.toml`, a polars expression compiled from its
-//!   formula, for measured and predicted rows alike;
+//! * [`derive`]: every derived metric of `metrics.toml`, its formula compiled once and
+//!   evaluated over the frame's columns, for measured and predicted rows alike;
 //! * [`compare`]: measured against predicted, a finding where they differ beyond tolerance.
 //!
 //! The frame becomes [`Row`]s only at the end, for the exporters and the gate.
@@ -88,6 +88,9 @@ impl Frame {
     /// A float column's values, `None` where null (or when the column is absent).
     pub fn floats(&self, name: &str) -> Result<Vec<Option<f64>>> {
         let Ok(c) = self.0.column(name) else { return Ok(vec![None; self.0.height()]) };
+        if c.dtype() == &DataType::Float64 {
+            return Ok(c.f64().map_err(polars_error)?.into_iter().collect());
+        }
         let c = c.cast(&DataType::Float64).map_err(polars_error)?;
         Ok(c.f64().map_err(polars_error)?.into_iter().collect())
     }
@@ -96,18 +99,6 @@ impl Frame {
     pub fn strings(&self, name: &str) -> Result<Vec<Option<String>>> {
         let Ok(c) = self.0.column(name) else { return Ok(vec![None; self.0.height()]) };
         Ok(c.str().map_err(polars_error)?.into_iter().map(|s| s.map(str::to_string)).collect())
-    }
-
-    /// Copy the columns `keys` into the rows' metrics (rows in frame order; nulls skipped).
-    pub fn fill_metrics<'a>(&self, rows: &mut [Row], keys: impl Iterator<Item = &'a str>) -> Result<()> {
-        for key in keys {
-            for (row, v) in rows.iter_mut().zip(self.floats(key)?) {
-                if let Some(v) = v {
-                    row.metrics.insert(key.to_string(), v);
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Every float column not in `except`, per row, as metrics (nulls skipped).
