@@ -13,37 +13,39 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 
-fn notify() -> &'static Notify {
-    static N: OnceLock<Notify> = OnceLock::new();
-    N.get_or_init(Notify::new)
-}
-
-/// How often raced work looks at the flag.
+/// How often raced work, and a child's wait, look at the flag.
 const TICK: Duration = Duration::from_millis(50);
 
+/// The SIGINT handler: sets the flag, nothing else (a lock-free store is async-signal-safe).
+extern "C" fn on_interrupt(_: libc::c_int) {
+    CANCELLED.store(true, Ordering::SeqCst);
+}
+
 /// Install the SIGINT handler (once per process; later calls do nothing).
+///
+/// A plain `sigaction`, not tokio's signal stream: that needed the tokio runtime (its worker
+/// threads and I/O driver) started in every process, a quarter of a millisecond of a small
+/// `analyze` that starts no child (`docs/performance.md`, "Native read").
 pub(crate) fn install() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
-        let rt = crate::runtime::runtime();
-        let _entered = rt.enter();
-        // Created here, so the handler is in place before this returns.
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
-            Ok(mut sigint) => {
-                rt.spawn(async move {
-                    while sigint.recv().await.is_some() {
-                        CANCELLED.store(true, Ordering::SeqCst);
-                        notify().notify_waiters();
-                    }
-                });
-            }
-            Err(e) => {
-                crate::messages::warning(format!("cannot handle Ctrl-C ({e}): it will stop coalprof without saving"))
-            }
+        // SAFETY: `action` is fully initialised (zeroed, then the handler, an empty mask and
+        // SA_RESTART, so system calls the signal interrupts resume); the handler only stores
+        // to an atomic.
+        let failed = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) != 0
+        };
+        if failed {
+            crate::messages::warning(format!(
+                "cannot handle Ctrl-C ({}): it will stop coalprof without saving",
+                std::io::Error::last_os_error()
+            ));
         }
     });
 }
@@ -66,15 +68,10 @@ pub(crate) fn check() -> Result<(), Interrupted> {
     }
 }
 
-/// Resolves when Ctrl-C is pressed (at once if it was already).
+/// Resolves when Ctrl-C is pressed (at once if it was already), within a tick.
 pub(crate) async fn wait() {
-    loop {
-        // Created before the check: `notify_waiters` reaches a `Notified` from its creation on.
-        let notified = notify().notified();
-        if cancelled() {
-            return;
-        }
-        notified.await;
+    while !cancelled() {
+        tokio::time::sleep(TICK).await;
     }
 }
 

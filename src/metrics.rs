@@ -164,8 +164,9 @@ pub struct Catalogue {
     /// What the human formats show, in order (`[[column]]`).
     #[serde(default, rename = "column")]
     pub columns: Vec<Column>,
-    #[serde(default, rename = "gate")]
-    _gate: Vec<toml::Table>,
+    /// The `[[gate]]` entries as written, with their places in the file.
+    #[serde(default)]
+    gate: Vec<toml::Spanned<crate::gate::RuleSpec>>,
     /// The default gate rules, compiled.
     #[serde(skip)]
     pub rules: Vec<crate::gate::Rule>,
@@ -200,7 +201,7 @@ impl Catalogue {
             Error::usage(format!("{}: {}", origin.display(), e.message().trim())).with_hint(location(text, e.span()))
         })?;
         c.origin = origin.to_path_buf();
-        c.rules = crate::gate::parse_rules(text, origin, &c.directions())?;
+        c.rules = crate::gate::compile_rules(std::mem::take(&mut c.gate), text, origin, &c.directions())?;
         c.validate()?;
         for col in &mut c.columns {
             col.ideal = c.derived.iter().find(|(k, _)| *k == col.key).and_then(|(_, d)| d.ideal.clone());

@@ -203,10 +203,21 @@ struct Document {
 /// modules own them). Errors are usage errors (exit 2) that name the file and the key or rule.
 /// `directions` (the catalogue's) say which way each metric is better.
 pub fn parse_rules(toml_text: &str, origin: &Path, directions: &Directions) -> Result<Vec<Rule>, Error> {
-    let directions = Arc::new(directions.clone());
     let doc: Document = toml::from_str(toml_text)
         .map_err(|e| Error::usage(format!("`{}`: {}", origin.display(), e.to_string().trim_end())))?;
-    doc.gate
+    compile_rules(doc.gate, toml_text, origin, directions)
+}
+
+/// Compile `[[gate]]` entries read from `toml_text` (their spans are into it), as
+/// [`parse_rules`] does: the catalogue reads its own with the rest of the file, in one parse.
+pub(crate) fn compile_rules(
+    specs: Vec<toml::Spanned<RuleSpec>>,
+    toml_text: &str,
+    origin: &Path,
+    directions: &Directions,
+) -> Result<Vec<Rule>, Error> {
+    let directions = Arc::new(directions.clone());
+    specs
         .into_iter()
         .enumerate()
         .map(|(i, spanned)| {

@@ -18,7 +18,7 @@ fn report(format: &str) -> Value {
 /// metric → "lower" or "higher", from metrics.toml (raw metrics and those without a
 /// `direction` are lower-is-better).
 fn directions() -> BTreeMap<String, String> {
-    let toml: toml::Value = std::fs::read_to_string(root().join("metrics.toml")).unwrap().parse().unwrap();
+    let toml: toml::Table = std::fs::read_to_string(root().join("metrics.toml")).unwrap().parse().unwrap();
     let mut out = BTreeMap::new();
     for (k, d) in toml["derived"].as_table().unwrap() {
         out.insert(k.clone(), d.get("direction").and_then(|v| v.as_str()).unwrap_or("lower").to_string());

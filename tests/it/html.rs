@@ -42,7 +42,7 @@ fn shown(text: &str) -> Option<f64> {
 
 /// The `[[column]]`s of metrics.toml: key → format (how a cell rounds and scales).
 fn column_formats() -> BTreeMap<String, String> {
-    let toml: toml::Value = std::fs::read_to_string(root().join("metrics.toml")).unwrap().parse().unwrap();
+    let toml: toml::Table = std::fs::read_to_string(root().join("metrics.toml")).unwrap().parse().unwrap();
     let cols = toml["column"].as_array().unwrap();
     cols.iter().map(|c| (c["key"].as_str().unwrap().into(), c["format"].as_str().unwrap().into())).collect()
 }
