@@ -239,3 +239,14 @@ fn every_source_file_says_what_it_is_for() {
         .collect();
     assert!(missing.is_empty(), "files without a //! line: {missing:?}");
 }
+
+/// build.rs links the executable at a fixed address: a PIE's 87,000 relocations cost a
+/// millisecond of every run's start (docs/performance.md, "Native read").
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_executable_is_not_position_independent() {
+    let elf = std::fs::read(env!("CARGO_BIN_EXE_coalprof")).unwrap();
+    assert_eq!(&elf[..4], b"\x7fELF");
+    // e_type: 2 is ET_EXEC (fixed address), 3 ET_DYN (a PIE or a shared object).
+    assert_eq!(u16::from_le_bytes([elf[16], elf[17]]), 2, "the coalprof executable is a PIE");
+}
