@@ -27,7 +27,7 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 ///
 /// A plain `sigaction`, not tokio's signal stream: that needed the tokio runtime (its worker
 /// threads and I/O driver) started in every process, a quarter of a millisecond of a small
-/// `analyze` that starts no child (`docs/performance.md`, "Native read").
+/// `analyze` that starts no child (`docs/performance.md`, "Native report reading").
 pub(crate) fn install() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {

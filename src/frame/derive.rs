@@ -5,7 +5,7 @@
 //!
 //! The formulas were polars expressions once; a lazy query of forty `with_column`s took 3 ms
 //! to plan for a one-row frame, most of a small report's `analyze` (`docs/performance.md`,
-//! "Native read"). The evaluation below keeps their semantics exactly; the test
+//! "Native report reading"). The evaluation below keeps their semantics exactly; the test
 //! `the_evaluator_agrees_with_polars_expressions` holds it to the polars expressions, which it
 //! still compiles.
 

@@ -37,7 +37,7 @@ pub(crate) struct DeviceFacts {
 /// are summed into their group's row at once (so memory is one row per group, whatever the
 /// report's size), and the frame is made once, at the end. A polars `group_by` per chunk of
 /// records and again over the partials cost two milliseconds of query planning on even a
-/// one-launch report, most of `analyze`'s time on one (`docs/performance.md`, "Native read").
+/// one-launch report, most of `analyze`'s time on one (`docs/performance.md`, "Native report reading").
 pub(crate) struct Launches<'a> {
     names: &'a HashMap<String, Mapped>,
     grouping: Grouping,

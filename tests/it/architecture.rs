@@ -241,7 +241,7 @@ fn every_source_file_says_what_it_is_for() {
 }
 
 /// build.rs links the executable at a fixed address: a PIE's 87,000 relocations cost a
-/// millisecond of every run's start (docs/performance.md, "Native read").
+/// millisecond of every run's start (docs/performance.md, "Native report reading").
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn the_executable_is_not_position_independent() {
