@@ -139,10 +139,20 @@ impl Framing {
                 ));
             }
         }
-        // A plain file: `len` is at most what is left. A stream: at most the cap up front.
-        let reserve = if self.left.is_some() { len } else { len.min(RESERVE_CAP) };
-        let mut buf = Vec::with_capacity(reserve as usize);
-        let got = (&mut self.inner).take(len).read_to_end(&mut buf).map_err(|e| self.io_error(e))? as u64;
+        // A plain file: `len` is at most what is left, so the buffer is made whole and read
+        // into at once (past the `BufReader`'s buffer: `read_to_end` asks in small pieces,
+        // each copied through it, 0.07 ms of a small report's `analyze`). A stream: at most
+        // the cap up front, growing as the bytes arrive.
+        let (buf, got) = if self.left.is_some() {
+            let mut buf = vec![0; len as usize];
+            let got = read_full(&mut self.inner, &mut buf).map_err(|e| self.io_error(e))?;
+            buf.truncate(got);
+            (buf, got as u64)
+        } else {
+            let mut buf = Vec::with_capacity(len.min(RESERVE_CAP) as usize);
+            let got = (&mut self.inner).take(len).read_to_end(&mut buf).map_err(|e| self.io_error(e))? as u64;
+            (buf, got)
+        };
         self.consumed(got);
         if got < len {
             return Err(ReadError::at(start, format!("the file ends inside {what} ({got} of {len} bytes)")));

@@ -72,15 +72,15 @@ pub(super) fn max_name_id(r: &ProfileResult) -> Option<u32> {
 #[derive(Debug, Clone)]
 pub(super) struct Name {
     pub name: Arc<str>,
-    pub unit: Scale,
-    /// Whether the caller wants this metric in its records.
-    pub kept: bool,
+    /// The unit its values are read in, when the caller wants this metric in its records (a
+    /// report names thousands of metrics; only the kept ones' values are read).
+    pub kept: Option<Scale>,
 }
 
 impl Name {
     pub(super) fn new(name: String, keep: Option<&Keep>) -> Name {
-        let unit = scale(ncu_unit(&name));
-        Name { kept: keep.is_none_or(|k| k.wants(&name)), name: Arc::from(name), unit }
+        let kept = keep.is_none_or(|k| k.wants(&name)).then(|| scale(ncu_unit(&name)));
+        Name { kept, name: Arc::from(name) }
     }
 }
 
@@ -98,17 +98,17 @@ pub(super) fn convert(
     let mut counters = SourceCounters::default();
     let mut instanced = Vec::new();
     for m in r.metrics {
-        let Name { name, unit, kept } = &names[m.name_id as usize];
-        let (name, unit) = (name.clone(), *unit);
+        let Name { name, kept } = &names[m.name_id as usize];
+        let name = name.clone();
         if &*name == "launch__function_pcs" {
             counters.function_pcs = function_pcs(&m);
         }
-        if !kept {
+        let Some(unit) = *kept else {
             if instanced_too && !m.instances.is_empty() {
                 instanced.push((name.clone(), instance_pairs(&m)));
             }
             continue;
-        }
+        };
         let value = match m.value.as_ref() {
             Some(v) => match (&v.string, v.number()) {
                 // Text goes through the CSV parser's own rule, so that a numeric string reads
