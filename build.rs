@@ -1,19 +1,57 @@
-//! Links the `coalprof` executable as a position-dependent (non-PIE) program on Linux.
+//! Two things done once at build time instead of at every start:
 //!
-//! A PIE of this size carries 87,000 relative relocations (polars' vtables, mostly): the
-//! loader writes every one at start-up, touching 1.7 MB of pages, 600 page faults and a
-//! millisecond before `main` on every run; linked at a fixed address it needs 170 page faults
-//! (`docs/performance.md`, "Native report reading"). Only the binary: the library, tests and benches are
-//! built as before, and address-space randomisation of the heap, stack and libraries stays.
+//! * The `coalprof` executable is linked position-dependent (non-PIE) on Linux. A PIE of this
+//!   size carries 87,000 relative relocations (polars' vtables, mostly): the loader writes every
+//!   one at start-up, touching 1.7 MB of pages, 600 page faults and a millisecond before `main`
+//!   on every run; linked at a fixed address it needs 170 page faults. Only the binary: the
+//!   library, tests and benches are built as before, and address-space randomisation of the
+//!   heap, stack and libraries stays.
+//! * The built-in `metrics.toml` is written out as JSON (`$OUT_DIR/metrics.json`), which
+//!   `src/metrics.rs` reads in a fraction of the time TOML takes; the gate entries keep the
+//!   byte offset they start at, for their line numbers. A file that does not parse is written
+//!   as `null`, and the run-time TOML parser then says what is wrong with it.
+//!
+//! Both measured in `docs/performance.md`, "Native report reading".
 
-// Cargo tells a build script the target in its environment: this is not the program reading it.
+// Cargo tells a build script the target and its output folder in its environment: this is not
+// the program reading it.
 #![allow(clippy::disallowed_methods)]
+
+use serde::{Deserialize, Serialize};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=metrics.toml");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     if os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let json = std::fs::read_to_string("metrics.toml").ok().and_then(|t| catalogue_json(&t)).unwrap_or("null".into());
+    std::fs::write(out.join("metrics.json"), json).expect("OUT_DIR is writable");
+}
+
+/// Only the gate entries, with their places in the file.
+#[derive(Deserialize)]
+struct Gate {
+    #[serde(default)]
+    gate: Vec<toml::Spanned<toml::Value>>,
+}
+
+/// `{"catalogue": every table but the gate, "gate": [[offset, entry], …]}`, in file order.
+fn catalogue_json(text: &str) -> Option<String> {
+    let mut tables: toml::Table = toml::from_str(text).ok()?;
+    tables.remove("gate");
+    let gate: Gate = toml::from_str(text).ok()?;
+    let gate: Vec<(usize, &toml::Value)> = gate.gate.iter().map(|g| (g.span().start, g.get_ref())).collect();
+    // Through a struct, not `serde_json::Value`, whose maps would sort the keys: the derived
+    // metrics must stay in file order.
+    serde_json::to_string(&Precompiled { catalogue: &tables, gate }).ok()
+}
+
+#[derive(Serialize)]
+struct Precompiled<'a> {
+    catalogue: &'a toml::Table,
+    gate: Vec<(usize, &'a toml::Value)>,
 }

@@ -194,19 +194,47 @@ fn ordered<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<(S
     d.deserialize_map(V)
 }
 
+/// The built-in catalogue as `build.rs` wrote it, in JSON (`null` if the file did not parse
+/// then: the TOML parser reports why at run time).
+const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/metrics.json"));
+
+/// `BUILTIN_JSON`'s shape: the tables but `[[gate]]`, and each gate entry with the byte offset
+/// it starts at in `BUILTIN` (for its line number).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Precompiled {
+    catalogue: Catalogue,
+    gate: Vec<(usize, crate::gate::RuleSpec)>,
+}
+
 impl Catalogue {
     /// Parse `text`; `origin` names the file in error messages.
+    ///
+    /// The built-in text (also the checkout's own `metrics.toml`, unchanged) is read from the
+    /// JSON `build.rs` made of it: TOML took 0.18 ms of a 2.4 ms `analyze`, JSON a fraction of
+    /// that (`docs/performance.md`, "Native report reading"). Any other text is parsed.
     pub fn parse(text: &str, origin: &Path) -> Result<Catalogue> {
-        let mut c: Catalogue = toml::from_str(text).map_err(|e| {
-            Error::usage(format!("{}: {}", origin.display(), e.message().trim())).with_hint(location(text, e.span()))
-        })?;
+        let precompiled = (text == BUILTIN).then(|| serde_json::from_str::<Option<Precompiled>>(BUILTIN_JSON));
+        let (mut c, gate) = match precompiled {
+            Some(Ok(Some(p))) => (p.catalogue, p.gate),
+            _ => Catalogue::from_toml(text, origin)?,
+        };
         c.origin = origin.to_path_buf();
-        c.rules = crate::gate::compile_rules(std::mem::take(&mut c.gate), text, origin, &c.directions())?;
+        c.rules = crate::gate::compile_rules(gate, text, origin, c.directions().into())?;
         c.validate()?;
         for col in &mut c.columns {
             col.ideal = c.derived.iter().find(|(k, _)| *k == col.key).and_then(|(_, d)| d.ideal.clone());
         }
         Ok(c)
+    }
+
+    /// The catalogue and its gate entries (with their byte offsets) as TOML reads them.
+    fn from_toml(text: &str, origin: &Path) -> Result<(Catalogue, Vec<(usize, crate::gate::RuleSpec)>)> {
+        let mut c: Catalogue = toml::from_str(text).map_err(|e| {
+            Error::usage(format!("{}: {}", origin.display(), e.message().trim())).with_hint(location(text, e.span()))
+        })?;
+        let gate = std::mem::take(&mut c.gate).into_iter().map(|s| (s.span().start, s.into_inner())).collect();
+        Ok((c, gate))
     }
 
     /// The file named by `--metrics`, else `metrics.toml` in `dir` if present, else the built-in.
@@ -367,6 +395,23 @@ mod tests {
         assert_eq!(c.raw["global_load_sectors"].ncu, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
         assert_eq!(c.derived[0].0, "global_load_sectors_per_request");
         assert_eq!(c.ncu_names()["dram__read_bytes"].key, "dram_bytes_read");
+    }
+
+    #[test]
+    fn the_built_in_json_reads_as_the_toml_does() {
+        assert!(BUILTIN_JSON != "null", "build.rs could not read metrics.toml");
+        let origin = Path::new("<built-in metrics.toml>");
+        let from_json = Catalogue::parse(BUILTIN, origin).unwrap();
+        // One byte more (a newline) is not the built-in text: the TOML path.
+        let from_toml = Catalogue::parse(&format!("{BUILTIN}\n"), origin).unwrap();
+        let tables =
+            |c: &Catalogue| format!("{:?}", (&c.raw, &c.facts, &c.derived, &c.line_counters, &c.line, &c.columns));
+        assert_eq!(tables(&from_json), tables(&from_toml));
+        let rules = |c: &Catalogue| {
+            c.rules.iter().map(|r| format!("{:?}", (r.index, &r.spec, &r.location))).collect::<Vec<_>>()
+        };
+        assert_eq!(rules(&from_json), rules(&from_toml));
+        assert!(!from_json.rules.is_empty() && from_json.derived.len() > 10);
     }
 
     #[test]

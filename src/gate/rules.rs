@@ -16,9 +16,9 @@
 //! into a warning for one kernel without repeating its other keys.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobMatcher};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -134,8 +134,24 @@ pub struct Location {
 
 #[derive(Debug, Clone)]
 enum Matcher {
-    Glob(GlobMatcher),
+    Glob(LazyGlob),
     Regex(Regex),
+}
+
+/// A glob checked when its rule is read and turned into a regex when first matched: every
+/// command reads the default gate (four `match = "*"` rules), only `check` matches with it,
+/// and building the four regexes was 0.17 ms of a 2.5 ms `analyze` (`docs/performance.md`,
+/// "Native report reading").
+#[derive(Debug, Clone)]
+struct LazyGlob {
+    glob: Glob,
+    matcher: OnceLock<GlobMatcher>,
+}
+
+impl LazyGlob {
+    fn is_match(&self, text: &str) -> bool {
+        self.matcher.get_or_init(|| self.glob.compile_matcher()).is_match(text)
+    }
 }
 
 impl Matcher {
@@ -160,7 +176,7 @@ pub struct Rule {
     pub regress: Option<Regress>,
     rows: Matcher,
     /// `None` when `metric` is a plain name.
-    metrics: Option<GlobMatcher>,
+    metrics: Option<LazyGlob>,
     /// The catalogue's directions, for metrics the rule does not give one for.
     directions: Arc<Directions>,
 }
@@ -205,25 +221,33 @@ struct Document {
 pub fn parse_rules(toml_text: &str, origin: &Path, directions: &Directions) -> Result<Vec<Rule>, Error> {
     let doc: Document = toml::from_str(toml_text)
         .map_err(|e| Error::usage(format!("`{}`: {}", origin.display(), e.to_string().trim_end())))?;
-    compile_rules(doc.gate, toml_text, origin, directions)
+    let specs = doc.gate.into_iter().map(|s| (s.span().start, s.into_inner())).collect();
+    compile_rules(specs, toml_text, origin, Arc::new(directions.clone()))
 }
 
-/// Compile `[[gate]]` entries read from `toml_text` (their spans are into it), as
-/// [`parse_rules`] does: the catalogue reads its own with the rest of the file, in one parse.
+/// Compile `[[gate]]` entries read from `toml_text`, each with the byte offset it starts at,
+/// as [`parse_rules`] does: the catalogue reads its own with the rest of the file, in one parse.
 pub(crate) fn compile_rules(
-    specs: Vec<toml::Spanned<RuleSpec>>,
+    specs: Vec<(usize, RuleSpec)>,
     toml_text: &str,
     origin: &Path,
-    directions: &Directions,
+    directions: Arc<Directions>,
 ) -> Result<Vec<Rule>, Error> {
-    let directions = Arc::new(directions.clone());
+    // Line numbers counted on from the previous rule's: the entries come in file order, and
+    // counting from the top for each was a pass over the file per rule.
+    let (mut at, mut line) = (0, 1);
     specs
         .into_iter()
         .enumerate()
-        .map(|(i, spanned)| {
-            let line = toml_text[..spanned.span().start.min(toml_text.len())].matches('\n').count() + 1;
+        .map(|(i, (start, spec))| {
+            let start = start.min(toml_text.len());
+            if start < at {
+                (at, line) = (0, 1);
+            }
+            line += toml_text.as_bytes()[at..start].iter().filter(|&&b| b == b'\n').count();
+            at = start;
             let location = Location { file: origin.to_path_buf(), line: Some(line) };
-            compile(i + 1, spanned.into_inner(), location, directions.clone())
+            compile(i + 1, spec, location, directions.clone())
         })
         .collect()
 }
@@ -302,12 +326,12 @@ fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
 
-fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+fn glob(pattern: &str) -> Result<LazyGlob, String> {
     GlobBuilder::new(pattern)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map(|g| g.compile_matcher())
+        .map(|glob| LazyGlob { glob, matcher: OnceLock::new() })
         .map_err(|e| e.kind().to_string())
 }
 
