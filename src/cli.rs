@@ -74,7 +74,11 @@ pub(crate) enum ColorArg {
     Never,
 }
 
+/// Each subcommand's arguments are built only when it is the one run (or help or completions
+/// need them): building all thirteen was most of clap's 0.2 ms at every start
+/// (`docs/performance.md`, "Native report reading").
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// List the built-in patterns, their variants and what each one shows.
     Patterns(PatternsArgs),
@@ -331,6 +335,7 @@ pub(crate) enum MatchArg {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum BaselineCommand {
     /// Record runs into the baseline file (one section per GPU architecture, sorted, rounded).
     Update(BaselineUpdateArgs),
