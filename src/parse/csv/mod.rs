@@ -108,7 +108,12 @@ fn shown(s: &str) -> String {
 
 /// A field's text: borrowed when it is UTF-8 (always, from ncu), else with replacement characters.
 fn text(b: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(b)
+    // `from_utf8` first: its ASCII fast path is several times quicker than `from_utf8_lossy`'s
+    // chunk iterator on the short fields of every row (3% of a one-core parse).
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
 }
 
 /// The columns every page may have, by header name.
