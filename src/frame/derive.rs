@@ -106,21 +106,13 @@ impl Derivation {
     /// step were 0.1 ms of a small report's 2.5 ms `analyze` (`docs/performance.md`, "Native
     /// report reading").
     pub fn derive(&self, frame: Frame) -> Result<Frame> {
-        let Frame(mut df) = frame;
+        let Frame(mut df) = frame.with_float_columns(self.inputs())?;
         let height = df.height();
         let index: HashMap<String, usize> =
             df.get_column_names().into_iter().enumerate().map(|(i, n)| (n.to_string(), i)).collect();
+        let columns: Vec<Vec<Option<f64>>> =
+            self.inputs().map(|k| super::floats_of(&df.get_columns()[index[k]])).collect::<Result<_>>()?;
         let mut added = Vec::new();
-        let mut columns = Vec::with_capacity(self.inputs.len());
-        for key in self.inputs() {
-            match index.get(key) {
-                Some(&i) => columns.push(super::floats_of(&df.get_columns()[i])?),
-                None => {
-                    added.push(Column::full_null(key.into(), height, &DataType::Float64));
-                    columns.push(vec![None; height]);
-                }
-            }
-        }
         let mut derived = vec![Vec::with_capacity(height); self.steps.len()];
         let mut slots = vec![None; self.inputs.len() + self.steps.len()];
         for i in 0..height {

@@ -20,6 +20,8 @@ pub(crate) mod launches;
 pub mod manifest;
 pub(crate) mod side_by_side;
 
+use std::collections::HashSet;
+
 use polars::prelude::*;
 
 pub(crate) use derive::Derivation;
@@ -74,14 +76,19 @@ impl Frame {
 
     /// The frame with an all-null `f64` column for each of `keys` it lacks (a report without
     /// shared-memory counters still gets every formula evaluated, to null).
+    ///
+    /// One set of the frame's names and one `hstack_mut`: polars finds a column by name with a
+    /// linear search, and a lookup and a `with_column` per key added up for the derivation's
+    /// inputs (`docs/performance.md`, "Native report reading").
     pub fn with_float_columns<'a>(mut self, keys: impl Iterator<Item = &'a str>) -> Result<Frame> {
         let n = self.0.height();
-        for k in keys {
-            if self.0.column(k).is_err() {
-                let c = Column::full_null(k.into(), n, &DataType::Float64);
-                self.0.with_column(c).map_err(polars_error)?;
-            }
-        }
+        let have: HashSet<&str> = self.0.get_column_names().into_iter().map(|c| c.as_str()).collect();
+        let mut seen = HashSet::new();
+        let missing: Vec<Column> = keys
+            .filter(|k| !have.contains(k) && seen.insert(*k))
+            .map(|k| Column::full_null(k.into(), n, &DataType::Float64))
+            .collect();
+        self.0.hstack_mut(&missing).map_err(polars_error)?;
         Ok(self)
     }
 
@@ -120,14 +127,10 @@ impl Frame {
 /// A column's values as floats, `None` where null. Integer columns (ids, launch shapes) are
 /// converted here: a polars cast per column was 0.05 ms of a small report's `analyze`.
 pub(crate) fn floats_of(c: &Column) -> Result<Vec<Option<f64>>> {
-    match c.dtype() {
-        DataType::Float64 => return Ok(c.f64().map_err(polars_error)?.into_iter().collect()),
-        DataType::UInt32 => return Ok(c.u32().map_err(polars_error)?.into_iter().map(|v| v.map(f64::from)).collect()),
-        DataType::UInt64 => {
-            return Ok(c.u64().map_err(polars_error)?.into_iter().map(|v| v.map(|v| v as f64)).collect())
-        }
-        _ => {}
-    }
-    let c = c.cast(&DataType::Float64).map_err(polars_error)?;
-    Ok(c.f64().map_err(polars_error)?.into_iter().collect())
+    Ok(match c.dtype() {
+        DataType::Float64 => c.f64().map_err(polars_error)?.into_iter().collect(),
+        DataType::UInt32 => c.u32().map_err(polars_error)?.into_iter().map(|v| v.map(f64::from)).collect(),
+        DataType::UInt64 => c.u64().map_err(polars_error)?.into_iter().map(|v| v.map(|v| v as f64)).collect(),
+        _ => c.cast(&DataType::Float64).map_err(polars_error)?.f64().map_err(polars_error)?.into_iter().collect(),
+    })
 }
