@@ -4,6 +4,9 @@
 //! - Sweeps (`stride`, `offset`): sectors/request against the parameter (`<pattern>.svg`), and
 //!   useful bandwidth in GB/s against it when any row has one (`<pattern>-bandwidth.svg`).
 //!   Measured values are dots, the model's prediction a line, the ideal a grey line.
+//! - `reuse`: DRAM bytes (read + written) of one attention pass against the sequence length S on
+//!   log–log axes (`reuse.svg`): naive (its three kernels summed per S) and flash, measured dots
+//!   beside the predicted lines; a doubling of S is one step right, ×4 two decades in … ×2.
 //! - Every other pattern: horizontal bars of the headline metric per variant (`<pattern>.svg`):
 //!   sectors/request, or shared wavefronts/instruction for `bank-conflicts`; measured and
 //!   predicted side by side when both exist, the variant's ideal as a dark tick.
@@ -37,6 +40,10 @@ const SECTORS_IDEAL: &str = "global_load_ideal_sectors_per_request";
 const WAVEFRONTS: &str = "shared_load_wavefronts_per_instruction";
 const WAVEFRONTS_IDEAL: &str = "shared_load_ideal_wavefronts_per_instruction";
 const BANDWIDTH: &str = "useful_bandwidth";
+const DRAM_BYTES: &str = "dram_bytes";
+
+const NAIVE: RGBColor = RGBColor(214, 39, 40);
+const FLASH: RGBColor = RGBColor(44, 160, 44);
 
 /// One plot: its file name in a run folder and its SVG text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +131,11 @@ fn kinds(pattern: &str, rows: &[&Row]) -> Vec<Kind> {
                 out.push(Kind::Bandwidth);
             }
         }
+        None if pattern == "reuse" => {
+            if has(rows, DRAM_BYTES) {
+                out.push(Kind::Headline);
+            }
+        }
         None => {
             if has(rows, headline(pattern).0) {
                 out.push(Kind::Headline);
@@ -177,6 +189,7 @@ fn draw(pattern: &str, rows: &[&Row], kind: Kind) -> DrawResult<String> {
         root.fill(&WHITE).map_err(text)?;
         match (sweep(pattern), kind) {
             (Some(s), _) => draw_sweep(&root, pattern, &s, rows, kind)?,
+            (None, _) if pattern == "reuse" => draw_reuse(&root, rows)?,
             (None, _) => draw_bars(&root, pattern, rows)?,
         }
         root.present().map_err(text)?;
@@ -396,6 +409,113 @@ fn draw_sweep(
             .build_cartesian_2d(Keyed { inner: RangedCoordf64::from(lo - pad..hi + pad), ticks }, 0.0..ymax)
             .map_err(text)?;
         plot_on!(chart);
+    }
+    Ok(())
+}
+
+/// A byte count as an axis reads it: `64 MB`, `1 GB`, `200 kB` (powers of 1000).
+fn bytes_label(v: f64) -> String {
+    let (scale, unit) =
+        [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")].into_iter().find(|(s, _)| v >= *s).unwrap_or((1.0, "B"));
+    format!("{} {unit}", num(v / scale))
+}
+
+/// Tick values of a log axis over `lo..hi`: the powers of ten, with 2 and 5 times them when
+/// fewer than three powers fall inside.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let pick = |ms: &[f64]| -> Vec<f64> {
+        (a..=b).flat_map(|e| ms.iter().map(move |m| m * 10f64.powi(e))).filter(|v| *v >= lo && *v <= hi).collect()
+    };
+    let powers = pick(&[1.0]);
+    if powers.len() >= 3 {
+        powers
+    } else {
+        pick(&[1.0, 2.0, 5.0])
+    }
+}
+
+/// The DRAM bytes of one attention pass per sequence length, for `side` (measured or
+/// predicted): flash's row, or the sum of naive's three kernels when all three have a value.
+fn attention_points(rows: &[&Row], flash: bool, side: fn(&Row, &str) -> Option<f64>) -> Vec<(f64, f64)> {
+    let mut by_seq: Vec<(f64, f64, usize)> = Vec::new();
+    for r in rows {
+        let step = r.params.get("step").and_then(serde_json::Value::as_str);
+        let is_flash = step == Some("flash");
+        let (Some(seq), Some(bytes)) = (param(r, "seq_len"), side(r, DRAM_BYTES)) else { continue };
+        if step.is_none() || is_flash != flash {
+            continue;
+        }
+        match by_seq.iter_mut().find(|p| p.0 == seq) {
+            Some(p) => {
+                p.1 += bytes;
+                p.2 += 1;
+            }
+            None => by_seq.push((seq, bytes, 1)),
+        }
+    }
+    let kernels = if flash { 1 } else { 3 };
+    let mut pts: Vec<(f64, f64)> = by_seq.into_iter().filter(|p| p.2 == kernels).map(|p| (p.0, p.1)).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pts
+}
+
+fn draw_reuse(root: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Row]) -> DrawResult<()> {
+    let series = [
+        ("naive (3 kernels)", NAIVE, attention_points(rows, false, measured), attention_points(rows, false, predicted)),
+        ("flash (1 kernel)", FLASH, attention_points(rows, true, measured), attention_points(rows, true, predicted)),
+    ];
+    let has_m = series.iter().any(|s| !s.2.is_empty());
+    let has_p = series.iter().any(|s| !s.3.is_empty());
+    let mut legend: Vec<(String, Swatch)> = (series.iter())
+        .filter(|s| !s.2.is_empty() || !s.3.is_empty())
+        .map(|s| (s.0.to_string(), if s.3.is_empty() { Swatch::Dot(s.1) } else { Swatch::Line(s.1) }))
+        .collect();
+    if has_m && has_p {
+        legend.push(("measured".to_string(), Swatch::Dot(IDEAL)));
+    }
+    let title = format!("reuse: DRAM bytes of one attention pass ({})", provenance(has_m, has_p));
+    let body = frame(root, &title, &legend)?;
+
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.2.iter().chain(&s.3).copied()).collect();
+    let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let (xlo, xhi) = (xs.first().copied().unwrap_or(1.0), xs.last().copied().unwrap_or(2.0));
+    let ylo = all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min).max(1.0);
+    let yhi = all.iter().map(|p| p.1).fold(0.0, f64::max).max(ylo * 2.0);
+    let (ylo, yhi) = (ylo / 2.0, yhi * 2.0);
+    let xticks: Vec<(f64, String)> = xs.iter().map(|x| (*x, num(*x))).collect();
+    let yticks: Vec<(f64, String)> = log_ticks(ylo, yhi).into_iter().map(|v| (v, bytes_label(v))).collect();
+
+    let mut chart = ChartBuilder::on(&body)
+        .margin_left(8)
+        .margin_right(24)
+        .margin_top(6)
+        .margin_bottom(6)
+        .x_label_area_size(44)
+        .y_label_area_size(78)
+        .build_cartesian_2d(
+            Keyed { inner: LogCoord::from((xlo / 1.3..xhi * 1.3).log_scale().base(2.0)), ticks: xticks },
+            Keyed { inner: LogCoord::from((ylo..yhi).log_scale()), ticks: yticks },
+        )
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .x_desc("sequence length S (log2 axis)")
+        .y_desc("DRAM bytes, read + written (log axis)")
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 15))
+        .light_line_style(WHITE)
+        .bold_line_style(GRID)
+        .draw()
+        .map_err(text)?;
+    for (_, color, meas, pred) in &series {
+        if !pred.is_empty() {
+            chart.draw_series(LineSeries::new(pred.iter().copied(), color.stroke_width(2))).map_err(text)?;
+            chart.draw_series(pred.iter().map(|&p| TriangleMarker::new(p, 4, color.filled()))).map_err(text)?;
+        }
+        chart.draw_series(meas.iter().map(|&p| Circle::new(p, 5, color.filled()))).map_err(text)?;
     }
     Ok(())
 }
@@ -689,6 +809,67 @@ mod tests {
         let mut user = row("x", "y", &[], Source::Measured, &[(SECTORS, 4.0)], None);
         user.pattern = None;
         assert!(plot_files(&Results::new(Provenance::default(), vec![user])).is_empty());
+    }
+
+    /// The `reuse` rows of one attention pass per length, predicted: naive's three kernels
+    /// and flash, DRAM bytes from the kernels' arithmetic (16 S^2 + 1024 S, and 1024 S).
+    fn model_reuse() -> Results {
+        let mut rows = Vec::new();
+        for s in [4096u64, 8192, 16384] {
+            let total = (16 * s * s + 1024 * s) as f64;
+            for (step, share) in [("scores", 0.25), ("softmax", 0.5), ("pv", 0.25)] {
+                rows.push(row(
+                    "reuse",
+                    &format!("naive_s{s}_{step}"),
+                    &[("step", json!(step)), ("seq_len", json!(s))],
+                    Source::Predicted,
+                    &[(DRAM_BYTES, total * share)],
+                    None,
+                ));
+            }
+            rows.push(row(
+                "reuse",
+                &format!("flash_s{s}"),
+                &[("step", json!("flash")), ("seq_len", json!(s))],
+                Source::Predicted,
+                &[(DRAM_BYTES, (1024 * s) as f64)],
+                None,
+            ));
+        }
+        rows.push(row("reuse", "direct", &[("staged", json!(false))], Source::Predicted, &[(DRAM_BYTES, 8e9)], None));
+        Results::new(Provenance { backend: "model".into(), ..Provenance::default() }, rows)
+    }
+
+    #[test]
+    fn reuse_plots_dram_bytes_against_the_length_naive_summed_and_flash() {
+        let r = model_reuse();
+        assert_eq!(plot_files(&r), vec![("reuse".to_string(), vec!["reuse.svg".to_string()])]);
+        let svg = svg_of(&r, "reuse.svg");
+        let t = texts(&svg);
+        assert_eq!(count(&svg, "reuse: DRAM bytes of one attention pass (predicted by the address model)"), 1, "{t:?}");
+        assert_eq!(count(&svg, "sequence length S (log2 axis)"), 1, "{t:?}");
+        assert_eq!(count(&svg, "naive (3 kernels)") + count(&svg, "flash (1 kernel)"), 2, "{t:?}");
+        for s in ["4096", "8192", "16384"] {
+            assert_eq!(count(&svg, s), 1, "tick {s}: {t:?}");
+        }
+        // One point per length and series (naive summed over its kernels), none for `direct`.
+        assert_eq!(svg.matches("<polygon").count(), 6, "{svg}");
+        // Log axis: decades from the smallest (4 MB for flash at 4096) to the largest (4.3 GB).
+        for label in ["10 MB", "100 MB", "1 GB"] {
+            assert_eq!(count(&svg, label), 1, "{label}: {t:?}");
+        }
+        let naive = attention_points(&r.rows.iter().collect::<Vec<_>>(), false, predicted);
+        assert_eq!(naive.iter().map(|p| p.0).collect::<Vec<_>>(), [4096.0, 8192.0, 16384.0]);
+        assert_eq!(naive[0].1, (16 * 4096 * 4096 + 1024 * 4096) as f64, "the three kernels summed");
+    }
+
+    #[test]
+    fn byte_labels_and_log_ticks() {
+        assert_eq!(bytes_label(1e9), "1 GB");
+        assert_eq!(bytes_label(6.4e7), "64 MB");
+        assert_eq!(bytes_label(512.0), "512 B");
+        assert_eq!(log_ticks(2e6, 9e9), [1e7, 1e8, 1e9]);
+        assert_eq!(log_ticks(3e6, 4e7), [5e6, 1e7, 2e7]);
     }
 
     #[test]

@@ -110,6 +110,26 @@ fn vector_layout_and_shared_kernels_simulated_equal_the_model() {
 }
 
 #[test]
+fn reuse_attention_and_staging_simulated_equal_the_model() {
+    if !simulator("reuse_attention_and_staging_simulated_equal_the_model") {
+        return;
+    }
+    // flash_s64: Q/K/V tiles in shared memory, padded rows and broadcasts; the softmax: a row
+    // staged in shared memory, shuffles and lane-0 stores; staged_once: one store and one load
+    // per word. (naive_s64_scores and _pv take a minute each in the simulator: the same kinds
+    // of accesses as flash.)
+    let variants = "naive_s64_softmax,flash_s64,staged_once";
+    let results = simulate("reuse", variants);
+    assert_simulated_equals_predicted(&results, variants);
+    let row = |v: &str| results["rows"].as_array().unwrap().iter().find(|r| r["variant"] == v).unwrap().clone();
+    // Every shared access of these kernels is conflict-free or a broadcast: one wavefront each.
+    for v in ["flash_s64", "staged_once"] {
+        let m = &row(v)["metrics"];
+        assert_eq!(m["shared_load_wavefronts"], m["shared_load_instructions"], "{v}");
+    }
+}
+
+#[test]
 fn a_missing_simulator_is_exit_4_naming_the_install_script() {
     let dir = tempfile::tempdir().unwrap();
     let out = coalprof()
