@@ -24,6 +24,7 @@ use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
 use crate::render::{Format, Style};
+use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
 use crate::tools::ncu::Ncu;
 use crate::tools::ToolError;
@@ -51,7 +52,7 @@ impl Common {
     /// The nvcc to use, or why there is none.
     pub fn nvcc(&self) -> std::result::Result<crate::tools::nvcc::Nvcc, ToolError> {
         let found = self.tools.nvcc()?;
-        tracing::info!(path = %found.path.display(), how = found.how, "using nvcc");
+        tracing::info!(path = %found.path.display(), how = found.how.describe(), "using nvcc");
         Ok(crate::tools::nvcc::Nvcc { path: found.path })
     }
 
@@ -69,7 +70,7 @@ impl Common {
                 "give `--arch sm_XX` to build anyway; `--backend model` predicts the metrics without a GPU",
             )
         };
-        let smi = self.tools.cuda_binary("nvidia-smi").map_err(|_| no_gpu("nvidia-smi is not installed"))?;
+        let smi = self.tools.nvidia_smi().map_err(|_| no_gpu("nvidia-smi is not installed"))?;
         let gpus = crate::tools::smi::Smi { path: smi.path }.gpus().map_err(|e| no_gpu(&e.to_string()))?;
         if gpus.is_empty() {
             return Err(no_gpu("nvidia-smi lists none"));
@@ -86,7 +87,7 @@ impl Common {
     /// The ncu to use, or why there is none.
     pub fn ncu(&self) -> std::result::Result<Ncu, ToolError> {
         let found = self.tools.ncu()?;
-        tracing::info!(path = %found.path.display(), how = found.how, "using ncu");
+        tracing::info!(path = %found.path.display(), how = found.how.describe(), "using ncu");
         Ok(Ncu { path: found.path, home: self.ncu_home.clone() })
     }
 }
@@ -150,6 +151,8 @@ pub(crate) struct Env {
     pub gpgpusim: Option<PathBuf>,
     /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit for the simulator.
     pub cuda11: Option<PathBuf>,
+    /// `COALPROF_HOME`, else `XDG_DATA_HOME/coalprof`, else `~/.local/share/coalprof`.
+    pub tool_home: Option<ToolHome>,
 }
 
 impl Env {
@@ -169,6 +172,11 @@ impl Env {
             exe: std::env::current_exe().ok(),
             gpgpusim: var("COALPROF_GPGPUSIM").map(PathBuf::from),
             cuda11: var("CUDA11_HOME").map(PathBuf::from),
+            tool_home: ToolHome::resolve(
+                var("COALPROF_HOME").map(PathBuf::from),
+                var("XDG_DATA_HOME").map(PathBuf::from),
+                var("HOME").map(PathBuf::from),
+            ),
         }
     }
 }
@@ -439,13 +447,14 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         ColorArg::Never => false,
         ColorArg::Auto => !env.no_color && std::io::stdout().is_terminal(),
     };
-    let project_tools = project_root(&env.cwd).map(|r| r.join(".tools"));
     let tools = ToolSearch {
         ncu: global.ncu.clone(),
         nvcc: global.nvcc.clone(),
         cuda_home: env.cuda_home.clone(),
         path: env.path.clone(),
-        project_tools,
+        prefix: env.exe.as_deref().and_then(|e| e.parent()?.parent()).map(PathBuf::from),
+        home: env.tool_home.clone(),
+        checkout: project_root(&env.cwd).map(|r| ToolHome::at(r.join(".tools"))),
         gpgpusim: env.gpgpusim.clone(),
         cuda11: env.cuda11.clone(),
     };

@@ -23,8 +23,8 @@ pub const NVCC_FLAGS: &[&str] = &["-cudart", "shared", "-ccbin", "g++-11"];
 /// The files of the configuration a run folder needs.
 const CONFIG_FILES: &[&str] = &["gpgpusim.config", "config_volta_islip.icnt"];
 
-const INSTALL_HINT: &str = "run `scripts/install-sim.sh` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into \
-    `.tools/`), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
+const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into the \
+    tool home), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
 
 /// A located GPGPU-Sim and the CUDA ≤ 11 toolkit it works with.
 #[derive(Debug, Clone)]
@@ -191,7 +191,7 @@ mod tests {
         let err = GpgpuSim::locate(&dir.path().join("sim"), &dir.path().join("cuda11")).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("libcudart.so") && text.contains("nvcc"), "{text}");
-        assert!(err.hint().unwrap().contains("scripts/install-sim.sh"));
+        assert!(err.hint().unwrap().contains("coalprof setup sim"));
     }
 
     #[test]
