@@ -140,7 +140,8 @@ impl FakeGithub {
             if let Some(name) = e.strip_prefix("inputs.") {
                 inputs.get(name).cloned().unwrap_or_else(|| panic!("`{e}`: no such input in action.yml"))
             } else if let Some(rest) = e.strip_prefix("steps.") {
-                let (id, name) = rest.split_once(".outputs.").unwrap_or_else(|| panic!("`{e}`: not steps.ID.outputs.NAME"));
+                let (id, name) =
+                    rest.split_once(".outputs.").unwrap_or_else(|| panic!("`{e}`: not steps.ID.outputs.NAME"));
                 self.outputs.get(id).and_then(|o| o.get(name)).cloned().unwrap_or_default()
             } else {
                 panic!("`{e}`: an expression this fake runner does not know; keep action.yml's env simple")
@@ -279,7 +280,12 @@ fn action_and_release_workflows_parse_and_name_what_exists() {
     for s in &steps {
         match (&s.run, &s.uses) {
             (Some(run), None) => {
-                assert_eq!(s.shell.as_deref(), Some("bash"), "step `{}`: a composite run step needs shell: bash", s.name);
+                assert_eq!(
+                    s.shell.as_deref(),
+                    Some("bash"),
+                    "step `{}`: a composite run step needs shell: bash",
+                    s.name
+                );
                 // Inputs are data: they reach the script through env, never pasted into it.
                 assert!(!run.contains("${{"), "step `{}` interpolates an expression into its script: {run}", s.name);
                 let sub = run.trim().strip_prefix(r#"bash "$GITHUB_ACTION_PATH/scripts/action.sh" "#);
@@ -296,7 +302,10 @@ fn action_and_release_workflows_parse_and_name_what_exists() {
                     used.push(name.clone());
                 }
             }
-            assert!(!e.contains("inputs.") || declared.iter().any(|d| e.contains(&format!("inputs.{d}"))), "`{e}`: undeclared input");
+            assert!(
+                !e.contains("inputs.") || declared.iter().any(|d| e.contains(&format!("inputs.{d}"))),
+                "`{e}`: undeclared input"
+            );
         }
     }
     for d in &declared {
@@ -335,13 +344,16 @@ fn action_and_release_workflows_parse_and_name_what_exists() {
             runs.push_str(text(s, "run").unwrap_or(""));
         }
     }
-    for wanted in ["PyO3/maturin-action@v1", "pypa/gh-action-pypi-publish@release/v1", "rust-lang/crates-io-auth-action@v1"] {
+    for wanted in
+        ["PyO3/maturin-action@v1", "pypa/gh-action-pypi-publish@release/v1", "rust-lang/crates-io-auth-action@v1"]
+    {
         assert!(uses.iter().any(|u| u == wanted), "release.yml does not use {wanted}: {uses:?}");
     }
     assert!(runs.contains("cargo publish --locked"), "release.yml publishes the crate");
     assert_eq!(release["jobs"]["pypi"]["permissions"]["id-token"].as_str(), Some("write"), "PyPI trusted publishing");
     let wheels = &release["jobs"]["wheels"]["steps"];
-    let maturin = wheels.as_sequence().unwrap().iter().find(|s| text(s, "uses") == Some("PyO3/maturin-action@v1")).unwrap();
+    let maturin =
+        wheels.as_sequence().unwrap().iter().find(|s| text(s, "uses") == Some("PyO3/maturin-action@v1")).unwrap();
     assert!(text(&maturin["with"], "manylinux").is_some(), "release wheels are built in a manylinux container");
 
     // The example workflow gates with this action.
@@ -369,7 +381,8 @@ fn gate_wasteful(extra: &[(&str, &str)], rules: &str) -> (Vec<StepRun>, (usize, 
     // Files the check step wrote, checked while the workspace exists.
     if step(&runs, "Check").outputs.get("exit-code").is_some_and(|c| c == "0" || c == "1") {
         assert!(gh.workspace.join("junit.xml").is_file(), "junit.xml was not written");
-        let sarif: Json = serde_json::from_str(&std::fs::read_to_string(gh.workspace.join("coalprof.sarif")).unwrap()).unwrap();
+        let sarif: Json =
+            serde_json::from_str(&std::fs::read_to_string(gh.workspace.join("coalprof.sarif")).unwrap()).unwrap();
         assert_eq!(sarif["version"], "2.1.0");
     }
     (runs, expected)
@@ -391,12 +404,19 @@ fn action_annotates_summarises_and_fails_on_a_wasteful_kernel_with_a_fake_github
     assert_eq!(errors, failed.min(10), "one ::error per failed check (at most 10): {}", check.stdout);
     assert!(warnings >= 1 && errors + warnings <= 10, "::warning annotations too, at most 10 in all: {}", check.stdout);
     assert!(check.stdout.contains("::error file=/root/cutlass/"), "annotations point at the kernels' source lines");
-    assert!(check.summary.starts_with("## coalprof check:") && check.summary.contains("gate failed"), "{}", check.summary);
+    assert!(
+        check.summary.starts_with("## coalprof check:") && check.summary.contains("gate failed"),
+        "{}",
+        check.summary
+    );
     assert!(check.summary.contains("| fail |"), "the summary's table lists the failures: {}", check.summary);
     let out = &check.outputs;
     assert_eq!(out["verdict"], "fail");
     assert_eq!(out["exit-code"], "1");
-    assert_eq!((out["failed"].as_str(), out["warned"].as_str()), (failed.to_string().as_str(), warned.to_string().as_str()));
+    assert_eq!(
+        (out["failed"].as_str(), out["warned"].as_str()),
+        (failed.to_string().as_str(), warned.to_string().as_str())
+    );
     assert_eq!(out["passed"], passed.to_string());
     assert_eq!(out["sarif"], "coalprof.sarif");
 
@@ -453,5 +473,8 @@ fn action_names_a_missing_input_and_a_missing_coalprof() {
     let runs = bare.run_action(&[("inputs", "x.ncu-rep"), ("install", "none")]);
     assert_eq!(runs.len(), 1, "nothing runs after a failed install: {runs:#?}");
     assert_ne!(runs[0].status, 0);
-    assert!(runs[0].stdout.contains("::error title=coalprof::install is 'none' but coalprof is not on PATH"), "{runs:#?}");
+    assert!(
+        runs[0].stdout.contains("::error title=coalprof::install is 'none' but coalprof is not on PATH"),
+        "{runs:#?}"
+    );
 }

@@ -73,9 +73,16 @@ pub(crate) fn wheel(test: &str) -> Option<PathBuf> {
             .output()
             .unwrap();
         if !run.status.success() {
-            return Err(format!("pip wheel failed:\n{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr)));
+            return Err(format!(
+                "pip wheel failed:\n{}{}",
+                String::from_utf8_lossy(&run.stdout),
+                String::from_utf8_lossy(&run.stderr)
+            ));
         }
-        let found = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "whl"));
+        let found = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "whl"));
         let found = found.ok_or("pip wheel made no .whl")?;
         let size = std::fs::metadata(&found).unwrap().len() as f64 / 1e6;
         timing(&format!("built {} ({size:.1} MB)", found.file_name().unwrap().to_string_lossy()), start);
@@ -120,7 +127,13 @@ impl Venv {
 
     fn ok(&self, cwd: &Path, script: &str) -> String {
         let out = self.sh(cwd, script);
-        assert!(out.status.success(), "`{script}` failed ({}):\n{}{}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "`{script}` failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -148,7 +161,11 @@ fn wheel_gives_a_coalprof_that_runs_without_rust() {
     let cwd = dir.path(); // outside the checkout: nothing of its .tools/ is found by accident
 
     let found = venv.ok(cwd, "command -v coalprof; command -v cargo rustc || true");
-    assert_eq!(found.trim(), venv.bin().join("coalprof").display().to_string(), "coalprof is the environment's, and no Rust is on PATH");
+    assert_eq!(
+        found.trim(),
+        venv.bin().join("coalprof").display().to_string(),
+        "coalprof is the environment's, and no Rust is on PATH"
+    );
 
     // A held-out report, read by the wheel's binary: the same JSON as this build's.
     let report = fixture(WASTEFUL);
@@ -161,11 +178,19 @@ fn wheel_gives_a_coalprof_that_runs_without_rust() {
 
     // Every command that needs no external tool.
     let profiles = cwd.join("profiles");
-    let run = json(venv.ok(cwd, "coalprof run --pattern stride --backend model --out profiles --format json").as_bytes());
+    let run =
+        json(venv.ok(cwd, "coalprof run --pattern stride --backend model --out profiles --format json").as_bytes());
     assert!(run["rows"].as_array().unwrap().iter().all(|r| r["source"] == "predicted"));
     venv.ok(cwd, &format!("coalprof report {} --format html > review.html && test -s review.html", q(&profiles)));
     venv.ok(cwd, &format!("coalprof history {} --format json > /dev/null", q(&profiles)));
-    venv.ok(cwd, &format!("coalprof compare {} {} --format json > /dev/null", q(&report), q(&fixture("ncu-rep/AveryClapp-ESMM-Research_profile_2023.1.1.ncu-rep"))));
+    venv.ok(
+        cwd,
+        &format!(
+            "coalprof compare {} {} --format json > /dev/null",
+            q(&report),
+            q(&fixture("ncu-rep/AveryClapp-ESMM-Research_profile_2023.1.1.ncu-rep"))
+        ),
+    );
     let gate = venv.sh(cwd, &format!("coalprof check {} --format json", q(&profiles)));
     assert!(matches!(gate.status.code(), Some(0 | 1)), "check ran its gate: {gate:?}");
     venv.ok(cwd, "coalprof model 'lane * 32' --format json > /dev/null");
@@ -228,10 +253,18 @@ fn assert_rows(what: &str, frame: &Value, rows: &Value) {
         let want = flatten(row.as_object().unwrap());
         for (column, value) in &want {
             let cell = got.get(column).unwrap_or_else(|| panic!("{what}: row {i} has no column `{column}`"));
-            assert!(same(cell, value), "{what}: row {i} `{column}`: DataFrame {:.300}, JSON {:.300}", cell.to_string(), value.to_string());
+            assert!(
+                same(cell, value),
+                "{what}: row {i} `{column}`: DataFrame {:.300}, JSON {:.300}",
+                cell.to_string(),
+                value.to_string()
+            );
         }
         for (column, cell) in got {
-            assert!(want.contains_key(column) || cell.is_null(), "{what}: row {i} `{column}` is {cell}, absent from its JSON row");
+            assert!(
+                want.contains_key(column) || cell.is_null(),
+                "{what}: row {i} `{column}` is {cell}, absent from its JSON row"
+            );
         }
     }
 }
@@ -291,7 +324,11 @@ fn python_module_returns_the_cli_json_as_dataframes() {
     let analyzed = cli(&["analyze", &path]);
     let lines = cli(&["lines", &path, "--top", "0"]);
     // From the script's folder, so the rule's location (`rules.toml:2`) in the checks reads the same.
-    let checked = coalprof().current_dir(dir.path()).args(["check", &path, "--rules", "rules.toml", "--format", "json"]).output().unwrap();
+    let checked = coalprof()
+        .current_dir(dir.path())
+        .args(["check", &path, "--rules", "rules.toml", "--format", "json"])
+        .output()
+        .unwrap();
     let checked = json(&checked.stdout);
     for lib in ["pandas", "polars"] {
         assert_eq!(out[lib]["type"], lib, "a {lib} DataFrame when {lib} is asked for");
@@ -299,14 +336,27 @@ fn python_module_returns_the_cli_json_as_dataframes() {
         assert_rows(&format!("{lib} lines"), &out[lib]["lines"], &lines["rows"]);
         assert_rows(&format!("{lib} check"), &out[lib]["check"], &checked["checks"]);
         let html = out[lib]["html"].as_str().unwrap();
-        assert!(html.starts_with("<iframe") && html.contains("srcdoc=\"&lt;!DOCTYPE html&gt;") && html.contains("&lt;table"), "{lib}: Jupyter shows coalprof's page: {}", &html[..200.min(html.len())]);
+        assert!(
+            html.starts_with("<iframe")
+                && html.contains("srcdoc=\"&lt;!DOCTYPE html&gt;")
+                && html.contains("&lt;table"),
+            "{lib}: Jupyter shows coalprof's page: {}",
+            &html[..200.min(html.len())]
+        );
     }
     let verdicts = checked["checks"].as_array().unwrap();
     let n = |v: &str| verdicts.iter().filter(|c| c["verdict"] == v).count();
-    assert_eq!(out["gate"], serde_json::json!(["fail", n("fail"), n("warn"), 1]), "a failed gate is a result with exit code 1");
+    assert_eq!(
+        out["gate"],
+        serde_json::json!(["fail", n("fail"), n("warn"), 1]),
+        "a failed gate is a result with exit code 1"
+    );
     let missing = out["missing"].as_array().expect("a missing report raises CoalprofError");
     assert_eq!(missing[0], 3);
-    assert!(missing[1].as_str().unwrap().contains("missing.ncu-rep") && missing[2].as_str().unwrap().starts_with("error: "), "{missing:?}");
+    assert!(
+        missing[1].as_str().unwrap().contains("missing.ncu-rep") && missing[2].as_str().unwrap().starts_with("error: "),
+        "{missing:?}"
+    );
     let usage = out["usage"].as_array().expect("an unknown pattern raises CoalprofError");
     assert_eq!(usage[0], 2);
     assert!(usage[1].as_str().unwrap().contains("no-such-pattern"), "{usage:?}");
@@ -325,7 +375,10 @@ fn cuda_extra_puts_nvdisasm_where_doctor_finds_it() {
     let dir = tempfile::tempdir().unwrap();
     let venv = Venv::new(&python, dir.path());
     venv.install(&wheelhouse, &format!("'{}[cuda]'", wheel.display()));
-    let tool = venv.ok(dir.path(), "ls \"$(dirname \"$(command -v python)\")\"/../lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm");
+    let tool = venv.ok(
+        dir.path(),
+        "ls \"$(dirname \"$(command -v python)\")\"/../lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm",
+    );
     assert!(!tool.trim().is_empty(), "the [cuda] extra installs nvdisasm into the environment");
     let doctor = venv.sh(dir.path(), "coalprof doctor 2>&1");
     let text = String::from_utf8_lossy(&doctor.stdout);
