@@ -269,11 +269,31 @@ fn assert_rows(what: &str, frame: &Value, rows: &Value) {
     }
 }
 
+/// `compare`'s JSON in the long form the README gives the module: one record per compared row
+/// and input that has it (`input`, its `label`, `gpu`, `arch`, `shape`, then its metrics).
+fn compare_records(doc: &Value) -> Value {
+    let inputs = doc["inputs"].as_array().unwrap();
+    let mut out = Vec::new();
+    for row in doc["rows"].as_array().unwrap() {
+        for (i, values) in row["values"].as_array().unwrap().iter().enumerate() {
+            if values.is_null() {
+                continue;
+            }
+            out.push(serde_json::json!({
+                "key": row["key"], "kernel": row["kernel"], "name": row["name"], "input": i,
+                "label": inputs[i]["label"], "gpu": inputs[i]["gpu"], "arch": inputs[i]["arch"],
+                "shape": row["shapes"][i], "metrics": values,
+            }));
+        }
+    }
+    Value::Array(out)
+}
+
 const MODULE_SCRIPT: &str = r#"
 import json, math, sys
 import coalprof
 
-report, rules = sys.argv[1], sys.argv[2]
+report, other, rules = sys.argv[1], sys.argv[2], sys.argv[3]
 
 def records(frame):
     rows = frame.to_dicts() if hasattr(frame, "to_dicts") else frame.to_dict(orient="records")
@@ -291,6 +311,8 @@ for lib in ("pandas", "polars"):
         "analyze": records(analyzed),
         "lines": records(coalprof.lines(report, top=0, frame=lib)),
         "check": records(coalprof.check(report, rules=rules, frame=lib)),
+        "compare": records(coalprof.compare(report, other, frame=lib)),
+        "run": records(coalprof.run(pattern="stride", backend="model", out="runs", run_id=lib, frame=lib)),
         "html": analyzed._repr_html_(),
     }
 gate = coalprof.check(report, rules=rules).coalprof
@@ -317,12 +339,17 @@ fn python_module_returns_the_cli_json_as_dataframes() {
     std::fs::write(dir.path().join("module.py"), MODULE_SCRIPT).unwrap();
     std::fs::write(dir.path().join("rules.toml"), RULES).unwrap();
     let report = fixture(WASTEFUL);
-    let out = json(venv.ok(dir.path(), &format!("python module.py {} rules.toml", q(&report))).as_bytes());
+    let other = fixture("ncu-rep/AveryClapp-ESMM-Research_profile_2023.1.1.ncu-rep");
+    let out =
+        json(venv.ok(dir.path(), &format!("python module.py {} {} rules.toml", q(&report), q(&other))).as_bytes());
 
     let cli = |args: &[&str]| json(&coalprof().args(args).arg("--format").arg("json").ok_stdout());
     let path = report.display().to_string();
     let analyzed = cli(&["analyze", &path]);
     let lines = cli(&["lines", &path, "--top", "0"]);
+    let compared = compare_records(&cli(&["compare", &path, &other.display().to_string()]));
+    let runs = dir.path().join("runs").display().to_string();
+    let ran = cli(&["run", "--pattern", "stride", "--backend", "model", "--out", &runs, "--run-id", "cli"]);
     // From the script's folder, so the rule's location (`rules.toml:2`) in the checks reads the same.
     let checked = coalprof()
         .current_dir(dir.path())
@@ -335,6 +362,8 @@ fn python_module_returns_the_cli_json_as_dataframes() {
         assert_rows(&format!("{lib} analyze"), &out[lib]["analyze"], &analyzed["rows"]);
         assert_rows(&format!("{lib} lines"), &out[lib]["lines"], &lines["rows"]);
         assert_rows(&format!("{lib} check"), &out[lib]["check"], &checked["checks"]);
+        assert_rows(&format!("{lib} compare"), &out[lib]["compare"], &compared);
+        assert_rows(&format!("{lib} run"), &out[lib]["run"], &ran["rows"]);
         let html = out[lib]["html"].as_str().unwrap();
         assert!(
             html.starts_with("<iframe")
