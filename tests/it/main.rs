@@ -2,6 +2,7 @@
 
 #![allow(clippy::print_stderr, clippy::disallowed_methods)] // tests drive processes and say what they skip
 
+mod action; // action.yml's steps in a fake GitHub environment; action.yml and release.yml parse
 mod analyze;
 mod architecture; // no module cycles; every file says what it is for
 mod bad_input;
@@ -33,3 +34,4 @@ mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model ex
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod util;
+mod wheel; // the wheel in fresh venvs: the CLI, `import coalprof`, the [cuda] extra (opt-in: a release build)
