@@ -26,8 +26,6 @@ use crate::patterns::{Pattern, Sizing};
 use crate::render::{Format, Style};
 use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
-use crate::tools::ncu::Ncu;
-use crate::tools::ToolError;
 
 /// What every command shares.
 pub struct Common {
@@ -36,8 +34,6 @@ pub struct Common {
     pub catalogue: Catalogue,
     pub derivation: Derivation,
     pub tools: ToolSearch,
-    /// A writable HOME for ncu (it deploys section files there).
-    pub ncu_home: Option<PathBuf>,
     /// Where built pattern executables are cached.
     pub cache: PathBuf,
     /// How `.ncu-rep` reports are read (`--reader`).
@@ -46,50 +42,6 @@ pub struct Common {
     pub tmp: PathBuf,
     /// The folder coalprof runs in: the checkout a run records.
     pub cwd: PathBuf,
-}
-
-impl Common {
-    /// The nvcc to use, or why there is none.
-    pub fn nvcc(&self) -> std::result::Result<crate::tools::nvcc::Nvcc, ToolError> {
-        let found = self.tools.nvcc()?;
-        tracing::info!(path = %found.path.display(), how = found.how.describe(), "using nvcc");
-        Ok(crate::tools::nvcc::Nvcc { path: found.path })
-    }
-
-    /// The first GPU's architecture (`sm_90`) from nvidia-smi; exit 4 when there is no GPU.
-    pub fn gpu_arch(&self) -> Result<String> {
-        let gpus = self.gpus()?;
-        Ok(gpus[0].arch())
-    }
-
-    /// The GPUs nvidia-smi lists; an error (exit 4) when there is none.
-    pub fn gpus(&self) -> Result<Vec<crate::tools::smi::Gpu>> {
-        let no_gpu = |why: &str| {
-            Error::unavailable(
-                format!("no GPU found: {why}"),
-                "give `--arch sm_XX` to build anyway; `--backend model` predicts the metrics without a GPU",
-            )
-        };
-        let smi = self.tools.nvidia_smi().map_err(|_| no_gpu("nvidia-smi is not installed"))?;
-        let gpus = crate::tools::smi::Smi { path: smi.path }.gpus().map_err(|e| no_gpu(&e.to_string()))?;
-        if gpus.is_empty() {
-            return Err(no_gpu("nvidia-smi lists none"));
-        }
-        Ok(gpus)
-    }
-
-    /// The git checkout runs are made in (commit, branch, dirty), if any and git is installed.
-    pub fn checkout(&self) -> Option<crate::results::Git> {
-        let found = self.tools.git().map_err(|e| tracing::info!("no commit recorded: {e}")).ok()?;
-        crate::tools::git::Git { path: found.path }.checkout(&self.cwd)
-    }
-
-    /// The ncu to use, or why there is none.
-    pub fn ncu(&self) -> std::result::Result<Ncu, ToolError> {
-        let found = self.tools.ncu()?;
-        tracing::info!(path = %found.path.display(), how = found.how.describe(), "using ncu");
-        Ok(Ncu { path: found.path, home: self.ncu_home.clone() })
-    }
 }
 
 /// Everything `check` needs, resolved from flags and `metrics.toml` by the settings layer.
@@ -457,8 +409,8 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         checkout: project_root(&env.cwd).map(|r| ToolHome::at(r.join(".tools"))),
         gpgpusim: env.gpgpusim.clone(),
         cuda11: env.cuda11.clone(),
+        ncu_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
     };
-    let ncu_home = env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(std::env::temp_dir()));
     let project = project_root(&env.cwd);
     let cache = kernel_cache(project.as_deref(), env);
     let rep_reader = match global.reader {
@@ -471,7 +423,6 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         catalogue,
         derivation,
         tools,
-        ncu_home,
         cache,
         rep_reader,
         tmp: env.tmp.clone(),

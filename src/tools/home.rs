@@ -15,7 +15,11 @@ impl ToolHome {
     /// The user's tool home: `COALPROF_HOME`, else the platform's user data folder
     /// (`$XDG_DATA_HOME`, else `~/.local/share`) with `coalprof/` under it, as rustup and uv
     /// keep theirs. `None` only when neither variable nor `HOME` is set.
-    pub fn resolve(coalprof_home: Option<PathBuf>, xdg_data_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<ToolHome> {
+    pub fn resolve(
+        coalprof_home: Option<PathBuf>,
+        xdg_data_home: Option<PathBuf>,
+        home: Option<PathBuf>,
+    ) -> Option<ToolHome> {
         // XDG says a relative XDG_DATA_HOME is invalid and must be ignored.
         let data = xdg_data_home.filter(|p| p.is_absolute()).or_else(|| home.map(|h| h.join(".local/share")));
         coalprof_home.or_else(|| data.map(|d| d.join("coalprof"))).map(|root| ToolHome { root })

@@ -32,6 +32,8 @@ pub struct ToolSearch {
     pub gpgpusim: Option<PathBuf>,
     /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit programs are built with for the simulator.
     pub cuda11: Option<PathBuf>,
+    /// A writable HOME for ncu (it deploys section files there).
+    pub ncu_home: Option<PathBuf>,
 }
 
 /// The step of the discovery order that found a tool.
@@ -83,6 +85,40 @@ pub fn setup_hint(component: &str) -> String {
 }
 
 impl ToolSearch {
+    /// The nvcc to use, ready to run, or why there is none.
+    pub fn nvcc_tool(&self) -> Result<super::nvcc::Nvcc, ToolError> {
+        let found = self.nvcc()?;
+        tracing::info!(path = %found.path.display(), how = found.how.describe(), "using nvcc");
+        Ok(super::nvcc::Nvcc { path: found.path })
+    }
+
+    /// The ncu to use, ready to run, or why there is none.
+    pub fn ncu_tool(&self) -> Result<super::ncu::Ncu, ToolError> {
+        let found = self.ncu()?;
+        tracing::info!(path = %found.path.display(), how = found.how.describe(), "using ncu");
+        Ok(super::ncu::Ncu { path: found.path, home: self.ncu_home.clone() })
+    }
+
+    /// The GPUs nvidia-smi lists; an error (exit 4) when there is none.
+    pub fn gpus(&self) -> Result<Vec<super::smi::Gpu>, ToolError> {
+        let no_gpu = |why: &str| ToolError::NoProfiler {
+            message: format!("no GPU found: {why}"),
+            hint: "give `--arch sm_XX` to build anyway; `--backend model` predicts the metrics without a GPU".into(),
+        };
+        let smi = self.nvidia_smi().map_err(|_| no_gpu("nvidia-smi is not installed"))?;
+        let gpus = super::smi::Smi { path: smi.path }.gpus().map_err(|e| no_gpu(&e.to_string()))?;
+        if gpus.is_empty() {
+            return Err(no_gpu("nvidia-smi lists none"));
+        }
+        Ok(gpus)
+    }
+
+    /// The git checkout `dir` is in (commit, branch, dirty), if any and git is installed.
+    pub(crate) fn checkout(&self, dir: &Path) -> Option<crate::results::Git> {
+        let found = self.git().map_err(|e| tracing::info!("no commit recorded: {e}")).ok()?;
+        super::git::Git { path: found.path }.checkout(dir)
+    }
+
     /// Nsight Compute's command line.
     pub fn ncu(&self) -> Result<Found, ToolError> {
         let homes = self.homes().map(|(h, s)| (h.ncu(), s)).collect();

@@ -110,7 +110,7 @@ fn vector_layout_and_shared_kernels_simulated_equal_the_model() {
 }
 
 #[test]
-fn a_missing_simulator_is_exit_4_naming_the_install_script() {
+fn a_missing_simulator_is_exit_4_naming_the_setup_command() {
     let dir = tempfile::tempdir().unwrap();
     let out = coalprof()
         .env("COALPROF_GPGPUSIM", dir.path().join("none"))
@@ -120,7 +120,7 @@ fn a_missing_simulator_is_exit_4_naming_the_install_script() {
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{e}");
-    assert!(e.contains("scripts/install-sim.sh"), "{e}");
+    assert!(e.contains("coalprof setup sim"), "{e}");
     assert_eq!(e.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{e}");
 }
 
