@@ -275,8 +275,15 @@ pub(crate) struct ProfileArgs {
     /// `OMPI_COMM_WORLD_RANK` for mpirun/mpiexec; `PMI_RANK` for MPICH or Intel MPI).
     #[arg(long, value_name = "VAR", requires = "per_rank")]
     pub rank_env: Option<String>,
-    /// The program and its arguments, passed through verbatim.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// A CUDA source file (`--backend sim`): coalprof compiles it for the simulator itself
+    /// (CUDA 11.8, `-cudart shared -lineinfo -arch=sm_70`) and runs it with the arguments after `--`.
+    #[arg(value_name = "FILE.cu")]
+    pub source: Option<PathBuf>,
+    /// An extra nvcc argument for FILE.cu (`--nvcc-arg=-Iinclude --nvcc-arg=-DN=4096`), repeatable.
+    #[arg(long = "nvcc-arg", value_name = "ARG", allow_hyphen_values = true, requires = "source")]
+    pub nvcc_args: Vec<String>,
+    /// The program and its arguments, passed through verbatim (with FILE.cu: its arguments).
+    #[arg(last = true, required_unless_present = "source", value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
 }
 

@@ -303,10 +303,19 @@ pub(crate) struct ProfileSettings {
     pub grouping: Grouping,
     pub profiler: ProfilerSettings,
     pub out_base: PathBuf,
+    /// The program to run; with `source`, where coalprof builds it (inside the run folder).
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// `FILE.cu` (`--backend sim`): the source coalprof compiles into `program` first.
+    pub source: Option<SimSource>,
     /// `--per-rank`: the launcher ncu runs under, and how it numbers its ranks.
     pub per_rank: Option<PerRank>,
+}
+
+/// A CUDA source `profile --backend sim` compiles itself, with the user's extra nvcc arguments.
+pub(crate) struct SimSource {
+    pub file: PathBuf,
+    pub nvcc_args: Vec<String>,
 }
 
 /// A launcher (`srun -n 4`) and the environment variable that holds each rank's number.
@@ -618,13 +627,37 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
         }
         false => (None, a.command.clone()),
     };
-    let (program, args) =
-        command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
     let simulate = matches!(a.backend, crate::cli::ProfileBackendArg::Sim);
-    // The simulator runs the program in its own folder: a relative path is made absolute.
-    let program = match Path::new(program) {
-        p if simulate && p.components().count() > 1 => env.cwd.join(p),
-        p => p.to_path_buf(),
+    let (program, args, source) = match &a.source {
+        Some(file) => {
+            if !simulate {
+                return Err(Error::usage(format!(
+                    "`{}`: a source file is compiled only for `--backend sim`",
+                    file.display()
+                ))
+                .with_hint("under ncu, build the program yourself (with `-lineinfo`) and give it after `--`"));
+            }
+            if file.extension().is_none_or(|e| e != "cu") {
+                return Err(Error::usage(format!("`{}` is not a CUDA source (`.cu`)", file.display()))
+                    .with_hint("give a program to run after `--`: `coalprof profile --backend sim -- ./app ARGS`"));
+            }
+            if !env.cwd.join(file).is_file() {
+                return Err(Error::input(file, "no such file"));
+            }
+            let stem = file.file_stem().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("program"));
+            let source = SimSource { file: env.cwd.join(file), nvcc_args: a.nvcc_args.clone() };
+            (stem, command.clone(), Some(source))
+        }
+        None => {
+            let (program, args) =
+                command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
+            // The simulator runs the program in its own folder: a relative path is made absolute.
+            let program = match Path::new(program) {
+                p if simulate && p.components().count() > 1 => env.cwd.join(p),
+                p => p.to_path_buf(),
+            };
+            (program, args.to_vec(), None)
+        }
     };
     Ok(ProfileSettings {
         simulate,
@@ -636,7 +669,8 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
         profiler: profiler(&a.profiler, 0, 1),
         out_base,
         program,
-        args: args.to_vec(),
+        args,
+        source,
         per_rank,
     })
 }
