@@ -23,6 +23,7 @@ mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin 
 mod lines_stream; // `lines::report` streaming equals the collecting path on every fixture
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
+mod package; // what `cargo package` packs: every embedded file, no fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
