@@ -151,7 +151,7 @@ pub(crate) enum BackendArg {
     Ncu,
     /// Predict with the address model, anywhere.
     Model,
-    /// Execute the kernels in GPGPU-Sim (no GPU; `scripts/install-sim.sh`), compared with the model.
+    /// Execute the kernels in GPGPU-Sim (no GPU; `coalprof setup sim` installs it), compared with the model.
     Sim,
 }
 
