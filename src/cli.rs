@@ -25,6 +25,10 @@ pub(crate) struct Global {
     /// When to colour the terminal table (`NO_COLOR` is honoured under `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Show every column of the terminal tables, however wide (by default they fit `COLUMNS`,
+    /// the terminal, or 100 columns).
+    #[arg(long, global = true)]
+    pub wide: bool,
     /// More logs on stderr (-v info, -vv debug); `COALPROF_LOG` takes a tracing filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -61,6 +61,8 @@ pub struct CheckSettings {
     pub exit_zero: bool,
     /// Colour the table's status words (`--color`, `NO_COLOR` resolved by the caller).
     pub color: bool,
+    /// The width the verdict table fits (`None`: `--wide`).
+    pub width: Option<usize>,
     /// `--sarif FILE`: the wasteful lines of `.ncu-rep` inputs as SARIF 2.1.0.
     pub sarif: Option<PathBuf>,
     /// The checkout source paths are made relative to (line rows, SARIF).
@@ -87,6 +89,8 @@ pub(crate) struct SlurmSettings {
 /// The environment, read in one place.
 pub(crate) struct Env {
     pub no_color: bool,
+    /// The width terminal tables fit: `COLUMNS`, else the terminal's, else 100 (not a terminal).
+    pub columns: usize,
     pub cuda_home: Option<PathBuf>,
     pub path: Option<std::ffi::OsString>,
     pub home: Option<PathBuf>,
@@ -112,6 +116,7 @@ impl Env {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         Env {
             no_color: var("NO_COLOR").is_some(),
+            columns: columns(var("COLUMNS").as_deref()),
             cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")).map(PathBuf::from),
             path: var("PATH"),
             home: var("HOME").map(PathBuf::from),
@@ -131,6 +136,27 @@ impl Env {
             ),
         }
     }
+}
+
+/// Tables fit this many columns when neither `COLUMNS` nor a terminal says otherwise.
+const DEFAULT_COLUMNS: usize = 100;
+
+/// The width terminal tables fit: `COLUMNS` (a positive number), else the size of the terminal
+/// stdout is, else [`DEFAULT_COLUMNS`].
+fn columns(var: Option<&std::ffi::OsStr>) -> usize {
+    let given = var.and_then(|v| v.to_str()).and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0);
+    given.or_else(terminal_columns).unwrap_or(DEFAULT_COLUMNS)
+}
+
+/// The columns of the terminal on stdout (`TIOCGWINSZ`), if stdout is one.
+fn terminal_columns() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which points at one.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size as *mut libc::winsize) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 pub(crate) struct LinesSettings {
@@ -428,7 +454,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     };
     let common = Common {
         format,
-        style: Style::new(&catalogue, color),
+        style: Style::new(&catalogue, color).with_width((!global.wide).then_some(env.columns)),
         catalogue,
         derivation,
         tools,
@@ -497,6 +523,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             step_summary: if a.github { env.step_summary.clone() } else { None },
             exit_zero: a.exit_zero,
             color: common.style.color,
+            width: common.style.width,
             sarif: a.sarif.clone(),
             source_root: env.cwd.clone(),
         },
@@ -815,6 +842,17 @@ pub(crate) fn project_root(cwd: &std::path::Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_fit_columns_else_the_terminal_else_100() {
+        assert_eq!(columns(Some("80".as_ref())), 80);
+        assert_eq!(columns(Some(" 132 ".as_ref())), 132);
+        // Not a number, or 0: the terminal's width, or 100 where stdout is none.
+        let fallback = terminal_columns().unwrap_or(DEFAULT_COLUMNS);
+        assert_eq!(columns(Some("wide".as_ref())), fallback);
+        assert_eq!(columns(Some("0".as_ref())), fallback);
+        assert_eq!(columns(None), fallback);
+    }
 
     #[test]
     fn sizes() {
