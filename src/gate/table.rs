@@ -6,10 +6,22 @@ use crate::gate::verdict::{Check, Report, Verdict};
 
 const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS"];
 
+/// Passing checks of source lines listed before the rest are counted instead: a report has a
+/// check per line and access kind (per SASS instruction without `-lineinfo`), and the lines
+/// that pass are the least news.
+const MAX_LINE_PASSES: usize = 10;
+
 /// Render the report; `color` adds ANSI colour to the status words only.
 pub(crate) fn render(report: &Report, color: bool) -> String {
     let mut out = format!("coalprof check: {} ({})\n", report.headline(), report.tally());
-    let sorted = report.sorted();
+    let mut sorted = report.sorted();
+    let mut line_passes = 0;
+    sorted.retain(|c| {
+        let line_pass = c.verdict == Verdict::Pass && crate::results::is_line_metric(&c.metric);
+        line_passes += usize::from(line_pass);
+        !line_pass || line_passes <= MAX_LINE_PASSES
+    });
+    let folded = line_passes.saturating_sub(MAX_LINE_PASSES);
     if sorted.is_empty() {
         return out;
     }
@@ -24,6 +36,11 @@ pub(crate) fn render(report: &Report, color: bool) -> String {
     out.push_str(&line(&HEADERS.map(String::from), &widths, None));
     for (r, c) in rows.iter().zip(&sorted) {
         out.push_str(&line(r, &widths, color.then_some(c.verdict)));
+    }
+    if folded > 0 {
+        out.push_str(&format!(
+            "… and {folded} more line checks passed (`--format json` or `--junit` lists every check)\n"
+        ));
     }
     let notable: Vec<&&Check> = sorted.iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {
