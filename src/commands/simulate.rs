@@ -72,7 +72,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     }
     let (frame, _) = launches.finish()?;
     let mut rows = common.derivation.derive(frame)?.into_rows(Source::Simulated)?;
-    let notices = common.derivation.notices(&mut rows);
+    let notices = common.derivation.notices_by(&mut rows, Some(&crate::measure::sim::BACKEND));
     for r in &mut rows {
         r.notes.push(format!(
             "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"

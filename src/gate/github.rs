@@ -62,11 +62,20 @@ fn token() -> String {
     format!("coalprof-{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
-/// The workflow commands for a report, one per line (empty when nothing failed or warned).
+/// The workflow commands for a report, one per line (empty when nothing failed or warned and
+/// something was checked).
 pub(crate) fn annotations(report: &Report) -> String {
     let notable: Vec<&Check> =
         report.sorted().into_iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).collect();
     let mut out = String::new();
+    // A check of nothing is no green tick: the job's page says so.
+    if let Some(why) = &report.nothing_checked {
+        out.push_str(&format!(
+            "::warning title={}::{}\n",
+            escape_property("coalprof: nothing checked"),
+            escape_data(why)
+        ));
+    }
     for c in notable.iter().take(MAX_ANNOTATIONS) {
         out.push_str(&annotation(c));
         out.push('\n');

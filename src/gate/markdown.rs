@@ -17,6 +17,9 @@ const MAX_ROWS: usize = 1000;
 /// The markdown for a report.
 pub(crate) fn render(report: &Report) -> String {
     let mut out = format!("## coalprof check: {} {}\n\n{}\n\n", icon(report), report.headline(), report.tally());
+    if let Some(why) = &report.nothing_checked {
+        out.push_str(&format!("> {}\n\n", inline(why)));
+    }
     let notable: Vec<&Check> = report.sorted().into_iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {
         out.push_str(&table(&notable));
@@ -55,7 +58,7 @@ pub(crate) fn render(report: &Report) -> String {
 fn icon(report: &Report) -> &'static str {
     if report.failed() {
         "❌"
-    } else if report.count(Verdict::Warn) > 0 {
+    } else if report.count(Verdict::Warn) > 0 || report.all_skipped() {
         "⚠️"
     } else {
         "✅"

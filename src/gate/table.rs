@@ -13,11 +13,23 @@ const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURR
 /// baseline and the change; the status, row, metric and current value stay.
 const DROP: [Option<u32>; 8] = [None, Some(1), None, None, Some(3), None, Some(4), Some(2)];
 
+/// Passing checks of source lines listed before the rest are counted instead: a report has a
+/// check per line and access kind (per SASS instruction without `-lineinfo`), and the lines
+/// that pass are the least news.
+const MAX_LINE_PASSES: usize = 10;
+
 /// Render the report; `color` adds ANSI colour to the status words only; `width` (none: as wide
 /// as it comes) is what the table and the explanations under it fit.
 pub(crate) fn render(report: &Report, color: bool, width: Option<usize>) -> String {
     let mut out = wrap(&format!("coalprof check: {} ({})", report.headline(), report.tally()), width, "", "  ");
-    let sorted = report.sorted();
+    let mut sorted = report.sorted();
+    let mut line_passes = 0;
+    sorted.retain(|c| {
+        let line_pass = c.verdict == Verdict::Pass && crate::results::is_line_metric(&c.metric);
+        line_passes += usize::from(line_pass);
+        !line_pass || line_passes <= MAX_LINE_PASSES
+    });
+    let folded = line_passes.saturating_sub(MAX_LINE_PASSES);
     if sorted.is_empty() {
         return out;
     }
@@ -44,6 +56,11 @@ pub(crate) fn render(report: &Report, color: bool, width: Option<usize>) -> Stri
             hidden.join(", ")
         );
         out.push_str(&wrap(&text, width, "", "  "));
+    }
+    if folded > 0 {
+        out.push_str(&format!(
+            "… and {folded} more line checks passed (`--format json` or `--junit` lists every check)\n"
+        ));
     }
     let notable: Vec<&&Check> = sorted.iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::frame::findings::against_model_as;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest::{self, Entry};
-use crate::frame::{Derivation, Frame};
+use crate::frame::{Backend, Derivation, Frame};
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
 use crate::parse::gpgpusim::SimRun;
@@ -27,6 +27,27 @@ use crate::tools::gpgpusim::{GpgpuSim, CONFIG};
 
 /// Kernels of the harness (buffer fills, the checksum): never a row.
 const HARNESS_PREFIX: &str = "coalprof_init_";
+
+/// The raw counters (`metrics.toml` keys) the simulator gives a kernel, each where the kernel
+/// made such an access ([`Counters::add_line`]): every other one (L2 and DRAM traffic, time)
+/// it never measures, which is said once as such, not as missing from the input.
+pub(crate) const MEASURES: &[&str] = &[
+    "global_load_requests",
+    "global_load_sectors",
+    "global_load_instructions",
+    "global_load_bytes_requested",
+    "global_store_requests",
+    "global_store_sectors",
+    "shared_load_instructions",
+    "shared_load_wavefronts",
+    "shared_load_bank_conflicts",
+    "shared_store_instructions",
+    "shared_store_wavefronts",
+    "shared_store_bank_conflicts",
+];
+
+/// The simulator as a backend of rows, for the derivation's notices.
+pub(crate) const BACKEND: Backend<'static> = Backend { name: "GPGPU-Sim", measures: MEASURES };
 
 /// What every pattern of a simulated run is run with.
 #[derive(Clone, Copy)]
@@ -41,10 +62,12 @@ pub(crate) struct Simulator<'a> {
     pub only: &'a [String],
 }
 
-/// One pattern simulated: its rows, and how long the simulator took per variant.
+/// One pattern simulated: its rows, how long the simulator took per variant, and what the
+/// rows lack (the counters the simulator never measures).
 pub(crate) struct Simulated {
     pub rows: Vec<Row>,
     pub seconds: Vec<(String, f64)>,
+    pub notices: Vec<String>,
 }
 
 /// The device a simulated record names.
@@ -57,7 +80,7 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     let mut plan = sim_variants(pattern, sizing);
     plan.retain(|v| s.only.is_empty() || s.only.contains(&v.name));
     if plan.is_empty() {
-        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new() });
+        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new(), notices: Vec::new() });
     }
     let stem = pattern.source_stem();
     let mut entries: Vec<Entry> = Vec::new();
@@ -105,14 +128,14 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     s.derivation.apply(&mut predicted)?;
     let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
     let mut rows = against_model_as(simulated, predicted, s.catalogue, Source::Simulated)?;
-    s.derivation.notices(&mut rows);
+    let notices = s.derivation.notices_by(&mut rows, Some(&BACKEND));
     for row in &mut rows {
         if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
             row.params = v.params();
         }
-        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; no L2 or DRAM counters"));
+        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS"));
     }
-    Ok(Simulated { rows, seconds })
+    Ok(Simulated { rows, seconds, notices })
 }
 
 /// The launch facts a simulated row gets (no timing: a simulator's cycles are not a GPU's).
@@ -177,19 +200,11 @@ impl Counters {
 
 /// `global_load` + `sectors` → `global_load_sectors` (the keys are a closed set).
 fn key(prefix: &str, what: &str) -> &'static str {
-    const KEYS: &[&str] = &[
-        "global_load_requests",
-        "global_load_sectors",
-        "global_store_requests",
-        "global_store_sectors",
-        "shared_load_instructions",
-        "shared_load_wavefronts",
-        "shared_load_bank_conflicts",
-        "shared_store_instructions",
-        "shared_store_wavefronts",
-        "shared_store_bank_conflicts",
-    ];
-    KEYS.iter().copied().find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what)).unwrap_or("")
+    MEASURES
+        .iter()
+        .copied()
+        .find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what))
+        .unwrap_or("")
 }
 
 /// The instruction of a statistics line, if the PTX it names was read.
