@@ -12,6 +12,7 @@ mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod history; // `coalprof history` over saved runs, and the commit each run records
+mod hostile; // names with newlines, workflow commands and terminal escapes stay text in every format
 mod html; // `--format html` pages opened in headless Chromium
 mod kernels;
 mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
@@ -33,3 +34,4 @@ mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model ex
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod util;
+mod width; // terminal tables fit COLUMNS / the terminal / 100 columns; `--wide` shows all
