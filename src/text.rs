@@ -105,6 +105,13 @@ pub(crate) fn wrap(text: &str, width: Option<usize>, first: &str, indent: &str) 
     let mut out = String::new();
     let mut prefix = first;
     for paragraph in text.split('\n') {
+        // A line that fits keeps its own spacing (aligned labels).
+        if prefix.chars().count() + paragraph.chars().count() <= width {
+            out.push_str(format!("{prefix}{paragraph}").trim_end());
+            out.push('\n');
+            prefix = indent;
+            continue;
+        }
         let mut line = prefix.to_string();
         let mut len = prefix.chars().count();
         let mut empty = true;

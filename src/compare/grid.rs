@@ -171,14 +171,15 @@ pub(super) fn markdown(c: &Comparison) -> String {
 
 /// The terminal table: the same grid, one table per pattern, labels above metric names. It fits
 /// the width: the launch shapes go first, then the shown metrics from the right (each input's
-/// column of one metric together); the first metric stays.
+/// column of one metric together), those that change between the inputs last; the first
+/// metric stays.
 pub(super) fn table(c: &Comparison, style: &Style) -> String {
     let width = style.width;
     let mut out = wrap(&visible(&title(c)), width, "", "  ");
     for (n, i) in c.inputs.iter().enumerate() {
         let role = if n == 0 { "reference" } else { "" };
-        let line = format!("  {:<9} {}: {}", role, visible(&i.label), visible(&i.path));
-        out.push_str(&wrap(&line, width, "", "              "));
+        let line = format!("{:<9} {}: {}", role, visible(&i.label), visible(&i.path));
+        out.push_str(&wrap(&line, width, "  ", "              "));
     }
     for (pattern, rows) in groups(c) {
         out.push('\n');
@@ -187,14 +188,14 @@ pub(super) fn table(c: &Comparison, style: &Style) -> String {
         let first = if pattern.is_some() { "variant" } else { "kernel" };
         let mut cols = vec![Col::new(first, rows.iter().map(|r| cut_middle(&name(c, r), 60)).collect())
             .flex(Cut::Middle, 16)
-            .prefer(32)];
+            .prefer(60)];
         // A later column's header is its input's label over the metric's; fitting, a long label
         // wraps to the column's own width rather than widen it.
         let head = |label: &str, metric: &str, cells: &[String]| {
             let own = cells.iter().map(|s| s.chars().count()).chain([metric.chars().count()]).max().unwrap_or(0);
             match width {
                 Some(_) if label.chars().count() > own => {
-                    format!("{}\n{metric}", wrap(label, Some(own.max(8)), "", "").trim_end())
+                    format!("{}\n{metric}", wrap(label, Some(own.max(14)), "", "").trim_end())
                 }
                 _ => format!("{label}\n{metric}"),
             }
@@ -208,7 +209,9 @@ pub(super) fn table(c: &Comparison, style: &Style) -> String {
             for (k, s) in c.shown.iter().enumerate() {
                 let cells: Vec<String> = rows.iter().map(|r| cell(r, i, s)).collect();
                 let col = Col::new(head(&input.label, &s.header, &cells), cells).right();
-                cols.push(if k == 0 { col } else { col.drops(n - k as u32) });
+                // A metric that changes somewhere in the group stays longer than one that does not.
+                let changes = rows.iter().any(|r| r.deltas.iter().any(|d| d.get(&s.key).is_some_and(|v| *v != 0.0)));
+                cols.push(if k == 0 { col } else { col.drops(n - k as u32 + if changes { n } else { 0 }) });
             }
         }
         let fitted = fit::table(cols, width, style.color);

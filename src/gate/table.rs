@@ -5,13 +5,14 @@
 
 use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, Report, Verdict};
-use crate::text::{cut_middle, visible, wrap};
+use crate::text::{cut_middle, elide_left, visible, wrap};
 
 const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS"];
 
-/// When a column is hidden to fit the width (lower first): the architecture, the limits, the
-/// baseline and the change; the status, row, metric and current value stay.
-const DROP: [Option<u32>; 8] = [None, Some(1), None, None, Some(3), None, Some(4), Some(2)];
+/// When a column is hidden to fit the width (lower first): the architecture, the baseline (the
+/// change says how far from it), the limits and the change; the status, row, metric and
+/// current value stay. The explanations under the table say all of it again.
+const DROP: [Option<u32>; 8] = [None, Some(1), None, None, Some(2), None, Some(4), Some(3)];
 
 /// Passing checks of source lines listed before the rest are counted instead: a report has a
 /// check per line and access kind (per SASS instruction without `-lineinfo`), and the lines
@@ -79,8 +80,12 @@ pub(crate) fn render(report: &Report, color: bool, width: Option<usize>) -> Stri
 fn fit(widths: &mut [usize; 8], rows: &mut [[String; 8]], width: Option<usize>) -> [bool; 8] {
     let mut shown = [true; 8];
     let Some(width) = width else { return shown };
-    // Names shrink to these before a column is hidden for them.
-    let (row_min, metric_min) = (widths[2].min(24), widths[3].min(20));
+    // Columns are hidden while the names, up to these widths, would not fit beside them; then
+    // the names shrink, down to the minimums.
+    let (row_wanted, metric_wanted) = (widths[2].min(48), widths[3].min(40));
+    // A line check's row keeps its file name and line whole.
+    let located = rows.iter().map(|r| row_floor(&r[2])).max().unwrap_or(0);
+    let (row_min, metric_min) = (widths[2].min(24.max(located)), widths[3].min(20));
     let total = |widths: &[usize; 8], shown: &[bool; 8], row: usize, metric: usize| {
         let n = shown.iter().filter(|s| **s).count();
         let sum: usize = (0..8)
@@ -97,7 +102,7 @@ fn fit(widths: &mut [usize; 8], rows: &mut [[String; 8]], width: Option<usize>) 
             .sum();
         sum + 2 * n.saturating_sub(1)
     };
-    while total(widths, &shown, row_min, metric_min) > width {
+    while total(widths, &shown, row_wanted, metric_wanted) > width {
         let Some(next) = (0..8).filter(|i| shown[*i]).filter_map(|i| DROP[i]).min() else { break };
         for i in 0..8 {
             if DROP[i] == Some(next) {
@@ -105,17 +110,48 @@ fn fit(widths: &mut [usize; 8], rows: &mut [[String; 8]], width: Option<usize>) 
             }
         }
     }
-    // The room left goes to the row first, then to the metric.
-    let mut spare = width.saturating_sub(total(widths, &shown, row_min, metric_min));
-    let row = row_min + (widths[2] - row_min).min(spare);
-    spare -= row - row_min;
-    let metric = metric_min + (widths[3] - metric_min).min(spare);
+    // From the wanted widths where they fit (else the minimums), the room left goes to the row
+    // first, then to the metric.
+    let (row_base, metric_base) = if total(widths, &shown, row_wanted, metric_wanted) <= width {
+        (row_wanted, metric_wanted)
+    } else {
+        (row_min, metric_min)
+    };
+    let mut spare = width.saturating_sub(total(widths, &shown, row_base, metric_base));
+    let row = row_base + (widths[2] - row_base).min(spare);
+    spare -= row - row_base;
+    let metric = metric_base + (widths[3] - metric_base).min(spare);
     for r in rows.iter_mut() {
-        r[2] = cut_middle(&r[2], row);
+        r[2] = cut_row(&r[2], row);
         r[3] = cut_middle(&r[3], metric);
     }
     (widths[2], widths[3]) = (row, metric);
     shown
+}
+
+/// A row in at most `max` characters: a line check's (`kernel @ file:line (op)`) keeps the end
+/// of its location (`elide_left`) and cuts its kernel in the middle; any other is cut in the
+/// middle.
+fn cut_row(row: &str, max: usize) -> String {
+    let Some((kernel, at)) = row.split_once(" @ ") else { return cut_middle(row, max) };
+    if row.chars().count() <= max {
+        return row.to_string();
+    }
+    let kernel_room = kernel.chars().count().min(12);
+    let at = elide_left(at, max.saturating_sub(kernel_room + 3));
+    let kernel = cut_middle(kernel, max.saturating_sub(at.chars().count() + 3).max(1));
+    format!("{kernel} @ {at}")
+}
+
+/// The narrowest a row may be cut to: a line check's file name, line and op whole beside a few
+/// characters of its kernel.
+fn row_floor(row: &str) -> usize {
+    match row.split_once(" @ ") {
+        Some((kernel, at)) => {
+            row.chars().count().min(kernel.chars().count().min(12) + 3 + elide_left(at, 0).chars().count())
+        }
+        None => 0,
+    }
 }
 
 fn cells(c: &Check) -> [String; 8] {
@@ -171,5 +207,20 @@ fn ansi(v: Verdict) -> &'static str {
         Verdict::Warn => "33",
         Verdict::Pass => "32",
         Verdict::New | Verdict::Missing | Verdict::Skipped => "36",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_check_keeps_its_file_and_line() {
+        let row = "check_results_kernel @ /usr/local/parallel_forall/posts/nvtx/manual_nvtx.cu:78 (global load)";
+        let cut = cut_row(row, 48);
+        assert!(cut.chars().count() <= 48 && cut.ends_with("manual_nvtx.cu:78 (global load)"), "{cut}");
+        assert!(cut.starts_with("check"), "{cut}");
+        assert_eq!(cut_row("stride/stride_8", 48), "stride/stride_8");
+        assert!(row_floor(row) <= 48);
     }
 }

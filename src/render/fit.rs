@@ -137,7 +137,8 @@ fn table_width(widths: &[usize]) -> usize {
 /// Lay out `cols` within `width` characters (`None`: everything, as wide as it comes).
 pub(crate) fn table(mut cols: Vec<Col>, width: Option<usize>, color: bool) -> Fitted {
     for c in &mut cols {
-        c.header = visible(&c.header).into_owned();
+        // A header's own lines stay lines (a label over a metric); everything else is escaped.
+        c.header = c.header.split('\n').map(visible).collect::<Vec<_>>().join("\n");
         for (cell, _) in &mut c.cells {
             if let std::borrow::Cow::Owned(v) = visible(cell) {
                 *cell = v;
@@ -160,14 +161,16 @@ pub(crate) fn table(mut cols: Vec<Col>, width: Option<usize>, color: bool) -> Fi
             }
             cols.retain(|c| c.drop != Some(next));
         }
-        // What is left over goes to the flexible columns, first column first.
-        let mins: Vec<usize> = cols.iter().map(Col::min).collect();
-        let mut spare = width.saturating_sub(table_width(&mins));
-        for (c, min) in cols.iter_mut().zip(mins) {
+        // From the wanted widths where they fit (else the minimums), what is left over goes to
+        // the flexible columns, first column first.
+        let wanted: Vec<usize> = cols.iter().map(Col::wanted).collect();
+        let base = if table_width(&wanted) <= width { wanted } else { cols.iter().map(Col::min).collect() };
+        let mut spare = width.saturating_sub(table_width(&base));
+        for (c, base) in cols.iter_mut().zip(base) {
             let Some((cut, _)) = c.flex else { continue };
-            let give = (c.natural() - min).min(spare);
+            let give = (c.natural() - base).min(spare);
             spare -= give;
-            let w = min + give;
+            let w = base + give;
             for (cell, _) in &mut c.cells {
                 *cell = match cut {
                     Cut::Middle => cut_middle(cell, w),

@@ -59,7 +59,7 @@ fn columns(rows: &[&Row], patterned: bool, cols: &[&Column], style: &Style) -> V
         rows.iter().map(|r| crate::text::cut_middle(&label(r), 48)).collect(),
     )
     .flex(Cut::Middle, 16)
-    .prefer(32)];
+    .prefer(48)];
     if rows.iter().any(|r| r.rank.is_some()) {
         out.push(Col::new("rank", rows.iter().map(|r| rank(r)).collect()).right().drops(300));
     }

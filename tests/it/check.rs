@@ -239,7 +239,12 @@ fn regression_against_the_baseline_junit() {
 #[test]
 fn regression_against_the_baseline_annotations() {
     let out = regress_outcome(true);
-    let annotations: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("::")).collect();
+    // The table is fenced (`::stop-commands::TOKEN` … `::TOKEN::`), the annotations follow it.
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let token = lines[0].strip_prefix("::stop-commands::").expect("the table is fenced");
+    let end = lines.iter().position(|l| *l == format!("::{token}::")).expect("the fence closes");
+    assert!(lines[1].starts_with("coalprof check: gate failed"), "{}", out.stdout);
+    let annotations: Vec<&str> = lines[end + 1..].iter().copied().filter(|l| l.starts_with("::")).collect();
     assert_eq!(annotations.len(), 2, "{annotations:#?}");
     assert!(
         annotations[0].starts_with("::error file=metrics.toml,line=3,title=coalprof sm_90 stride/stride_8%3A"),

@@ -14,22 +14,31 @@ use serde_json::{json, Value};
 use crate::util::{coalprof, fixture, json, real_nvcc, real_nvdisasm, root, OkStdout};
 
 /// Where the kernel's code sits in the fake process (a PC of the size ncu reports).
-const START: u64 = 0x7f3a_5c00_1000;
+pub(crate) const START: u64 = 0x7f3a_5c00_1000;
 
 /// The transpose's cubin and, by nvdisasm, the offset and line of its global load and store.
-struct Built {
+pub(crate) struct Built {
     cubin: PathBuf,
     load: (u64, u32),
     store: (u64, u32),
 }
 
 fn build(test: &str, dir: &Path) -> Option<Built> {
+    build_from(test, dir, &fixture("cuda/transpose.cu"))
+}
+
+/// [`build`] of the transpose copied to `source` (its line table names that path).
+pub(crate) fn build_from(test: &str, dir: &Path, source: &Path) -> Option<Built> {
     let (nvcc, nvdisasm) = (real_nvcc(test)?, real_nvdisasm(test)?);
+    if source != fixture("cuda/transpose.cu") {
+        std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+        std::fs::copy(fixture("cuda/transpose.cu"), source).unwrap();
+    }
     let cubin = dir.join("transpose.cubin");
     let o = Command::new(&nvcc)
         .args(["-cubin", "-arch=sm_90", "-lineinfo", "-o"])
         .arg(&cubin)
-        .arg(fixture("cuda/transpose.cu"))
+        .arg(source)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -49,7 +58,7 @@ fn write(dir: &Path, b: &Built, layout: &str, start: u64) -> PathBuf {
 }
 
 /// The same, the load fetching `load_spr` sectors per request (the kernel's counters agree).
-fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) -> PathBuf {
+pub(crate) fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) -> PathBuf {
     write_spec(dir, b, layout, start, load_spr, true)
 }
 

@@ -13,6 +13,7 @@ mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod history; // `coalprof history` over saved runs, and the commit each run records
+mod hostile; // names with newlines, workflow commands and terminal escapes stay text in every format
 mod html; // `--format html` pages opened in headless Chromium
 mod kernels;
 mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
@@ -36,3 +37,4 @@ mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.s
 mod snapshots_out;
 mod util;
 mod wheel; // the wheel in fresh venvs: the CLI, `import coalprof`, the [cuda] extra (opt-in: a release build)
+mod width; // terminal tables fit COLUMNS / the terminal / 100 columns; `--wide` shows all

@@ -35,7 +35,8 @@ fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
         .arg(dir.path())
         .ok_stdout();
     let text = String::from_utf8(out).unwrap();
-    let first = text.lines().next().unwrap();
+    // The first paragraph (wrapped to the width).
+    let first = text.split("\n\n").next().unwrap();
     assert!(first.starts_with("no GPU found") && first.contains("prediction"), "{text}");
     assert!(text.contains("predicted by the address model") && text.contains("hdn_fp16"), "{text}");
     // The run is saved.
