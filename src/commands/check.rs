@@ -185,7 +185,9 @@ pub(crate) fn run_printing(
     let mut errors = Vec::new();
     let text = match printed {
         Printed::Json => serde_json::to_string_pretty(&report).map_err(|e| Error::encoding("JSON", e))? + "\n",
-        Printed::Table => table::render(&report, settings.color),
+        // Beside annotations, the table is fenced: nothing in it can be read as a workflow command.
+        Printed::Table if settings.github => github::fenced(&table::render(&report, settings.color, settings.width)),
+        Printed::Table => table::render(&report, settings.color, settings.width),
         Printed::Html(code) => crate::render::html::check(&report, code),
     };
     let json = !matches!(printed, Printed::Table);

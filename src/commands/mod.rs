@@ -47,7 +47,7 @@ fn read_merged(reader: &Reader<'_>, paths: &[PathBuf]) -> Result<Results> {
 
 /// Read the inputs of `check` and `baseline update`: any kind `analyze` reads, or saved runs.
 fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
-    let find_ncu = || common.ncu();
+    let find_ncu = || common.tools.ncu_tool();
     let reader = reader(common, Grouping::PerKernel, &find_ncu);
     paths.iter().map(|p| reader.read(p)).collect()
 }

@@ -106,9 +106,10 @@ fn footer(report: &Report) -> String {
     out
 }
 
-/// Collapse whitespace to single spaces (markdown tables are one line per row).
+/// Control characters made visible (`text::visible`: a name cannot start a line or carry a
+/// terminal escape), whitespace collapsed to single spaces (markdown tables are one line per row).
 fn inline(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::text::visible(s).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A plain table cell: whitespace collapsed, `|` escaped.

@@ -1,19 +1,27 @@
 //! The verdict table for the terminal: the headline first, then one line per check, failures
-//! first. Plain text unless colour is asked for; it must read the same without it.
+//! first, fitted to the width (secondary columns hidden, long names cut in the middle), and
+//! the explanations wrapped under it. Plain text unless colour is asked for; it must read the
+//! same without it. Names are made visible (`text::visible`): no row can start a line.
 
 use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, Report, Verdict};
+use crate::text::{cut_middle, visible, wrap};
 
 const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS"];
+
+/// When a column is hidden to fit the width (lower first): the architecture, the limits, the
+/// baseline and the change; the status, row, metric and current value stay.
+const DROP: [Option<u32>; 8] = [None, Some(1), None, None, Some(3), None, Some(4), Some(2)];
 
 /// Passing checks of source lines listed before the rest are counted instead: a report has a
 /// check per line and access kind (per SASS instruction without `-lineinfo`), and the lines
 /// that pass are the least news.
 const MAX_LINE_PASSES: usize = 10;
 
-/// Render the report; `color` adds ANSI colour to the status words only.
-pub(crate) fn render(report: &Report, color: bool) -> String {
-    let mut out = format!("coalprof check: {} ({})\n", report.headline(), report.tally());
+/// Render the report; `color` adds ANSI colour to the status words only; `width` (none: as wide
+/// as it comes) is what the table and the explanations under it fit.
+pub(crate) fn render(report: &Report, color: bool, width: Option<usize>) -> String {
+    let mut out = wrap(&format!("coalprof check: {} ({})", report.headline(), report.tally()), width, "", "  ");
     let mut sorted = report.sorted();
     let mut line_passes = 0;
     sorted.retain(|c| {
@@ -25,17 +33,29 @@ pub(crate) fn render(report: &Report, color: bool) -> String {
     if sorted.is_empty() {
         return out;
     }
-    let rows: Vec<[String; 8]> = sorted.iter().map(|c| cells(c)).collect();
+    let mut rows: Vec<[String; 8]> = sorted.iter().map(|c| cells(c)).collect();
     let mut widths = HEADERS.map(str::len);
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    let shown = fit(&mut widths, &mut rows, width);
     out.push('\n');
-    out.push_str(&line(&HEADERS.map(String::from), &widths, None));
+    out.push_str(&line(&HEADERS.map(String::from), &widths, &shown, None));
     for (r, c) in rows.iter().zip(&sorted) {
-        out.push_str(&line(r, &widths, color.then_some(c.verdict)));
+        out.push_str(&line(r, &widths, &shown, color.then_some(c.verdict)));
+    }
+    let hidden: Vec<&str> = (0..8).filter(|i| !shown[*i]).map(|i| HEADERS[i]).collect();
+    if !hidden.is_empty() {
+        let n = hidden.len();
+        let text = format!(
+            "{n} column{} hidden to fit {} columns ({}): --wide shows all",
+            if n == 1 { "" } else { "s" },
+            width.unwrap_or(0),
+            hidden.join(", ")
+        );
+        out.push_str(&wrap(&text, width, "", "  "));
     }
     if folded > 0 {
         out.push_str(&format!(
@@ -46,23 +66,69 @@ pub(crate) fn render(report: &Report, color: bool) -> String {
     if !notable.is_empty() {
         out.push('\n');
         for c in notable {
-            out.push_str(&format!("{}: {} {}: {}\n", c.verdict.as_str(), c.row, c.metric, c.message));
+            let text =
+                format!("{}: {} {}: {}", c.verdict.as_str(), visible(&c.row), visible(&c.metric), visible(&c.message));
+            out.push_str(&wrap(&text, width, "", "  "));
         }
     }
     out
+}
+
+/// Hide columns (in [`DROP`]'s order) until the table fits `width`, then cut the row and metric
+/// names in the middle to what is left; returns which columns are shown.
+fn fit(widths: &mut [usize; 8], rows: &mut [[String; 8]], width: Option<usize>) -> [bool; 8] {
+    let mut shown = [true; 8];
+    let Some(width) = width else { return shown };
+    // Names shrink to these before a column is hidden for them.
+    let (row_min, metric_min) = (widths[2].min(24), widths[3].min(20));
+    let total = |widths: &[usize; 8], shown: &[bool; 8], row: usize, metric: usize| {
+        let n = shown.iter().filter(|s| **s).count();
+        let sum: usize = (0..8)
+            .filter(|i| shown[*i])
+            .map(|i| {
+                if i == 2 {
+                    row
+                } else if i == 3 {
+                    metric
+                } else {
+                    widths[i]
+                }
+            })
+            .sum();
+        sum + 2 * n.saturating_sub(1)
+    };
+    while total(widths, &shown, row_min, metric_min) > width {
+        let Some(next) = (0..8).filter(|i| shown[*i]).filter_map(|i| DROP[i]).min() else { break };
+        for i in 0..8 {
+            if DROP[i] == Some(next) {
+                shown[i] = false;
+            }
+        }
+    }
+    // The room left goes to the row first, then to the metric.
+    let mut spare = width.saturating_sub(total(widths, &shown, row_min, metric_min));
+    let row = row_min + (widths[2] - row_min).min(spare);
+    spare -= row - row_min;
+    let metric = metric_min + (widths[3] - metric_min).min(spare);
+    for r in rows.iter_mut() {
+        r[2] = cut_middle(&r[2], row);
+        r[3] = cut_middle(&r[3], metric);
+    }
+    (widths[2], widths[3]) = (row, metric);
+    shown
 }
 
 fn cells(c: &Check) -> [String; 8] {
     let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "-".to_string());
     [
         c.verdict.as_str().to_uppercase(),
-        c.arch.clone(),
-        short_row(&c.row),
-        c.metric.clone(),
+        visible(&c.arch).into_owned(),
+        visible(&short_row(&c.row)).into_owned(),
+        visible(&c.metric).into_owned(),
         num(c.baseline),
         num(c.current),
-        c.change_text(),
-        c.limits.clone(),
+        visible(&c.change_text()).into_owned(),
+        visible(&c.limits).into_owned(),
     ]
 }
 
@@ -86,9 +152,9 @@ pub(crate) fn short_row(row: &str) -> String {
     }
 }
 
-fn line(cells: &[String; 8], widths: &[usize; 8], color: Option<Verdict>) -> String {
+fn line(cells: &[String; 8], widths: &[usize; 8], shown: &[bool; 8], color: Option<Verdict>) -> String {
     let mut parts = Vec::with_capacity(8);
-    for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+    for (i, (cell, w)) in cells.iter().zip(widths).enumerate().filter(|(i, _)| shown[*i]) {
         let pad = w - cell.chars().count();
         let padded = format!("{cell}{}", " ".repeat(pad));
         parts.push(match (i, color) {

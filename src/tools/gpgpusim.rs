@@ -23,8 +23,8 @@ pub const NVCC_FLAGS: &[&str] = &["-cudart", "shared", "-ccbin", "g++-11"];
 /// The files of the configuration a run folder needs.
 const CONFIG_FILES: &[&str] = &["gpgpusim.config", "config_volta_islip.icnt"];
 
-const INSTALL_HINT: &str = "run `scripts/install-sim.sh` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into \
-    `.tools/`), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
+const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into the \
+    tool home), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
 
 /// A located GPGPU-Sim and the CUDA ≤ 11 toolkit it works with.
 #[derive(Debug, Clone)]
@@ -61,6 +61,28 @@ impl GpgpuSim {
     /// The nvcc that builds programs for the simulator.
     pub fn nvcc(&self) -> Nvcc {
         Nvcc { path: self.cuda.join("bin/nvcc") }
+    }
+
+    /// Compile a CUDA source into a program the simulator can run: its CUDA 11 nvcc, the
+    /// configuration's architecture, the shared runtime it replaces, line info for `lines`, and
+    /// the user's own arguments (`-I`, `-D`) last. No `-Werror`: the user's code, not ours.
+    pub fn build_program(&self, source: &Path, output: &Path, extra: &[String]) -> Result<(), ToolError> {
+        let cmd = Cmd::new(self.cuda.join("bin/nvcc"))
+            .arg(format!("-arch={ARCH}"))
+            .args(["-lineinfo", "-O3"])
+            .args(NVCC_FLAGS.iter().copied())
+            .args(extra.iter().map(String::as_str))
+            .arg("-o")
+            .arg(output)
+            .arg(source)
+            .timeout(Some(Duration::from_secs(600)));
+        let out = run_sync(&cmd, None)?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let diagnostics = format!("{}{}", out.stdout, out.stderr);
+        Err(ToolError::failed(format!("`{}` does not compile for the simulator", source.display()), &cmd, &out)
+            .with_output(diagnostics))
     }
 
     /// The configuration's folder.
@@ -191,7 +213,7 @@ mod tests {
         let err = GpgpuSim::locate(&dir.path().join("sim"), &dir.path().join("cuda11")).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("libcudart.so") && text.contains("nvcc"), "{text}");
-        assert!(err.hint().unwrap().contains("scripts/install-sim.sh"));
+        assert!(err.hint().unwrap().contains("coalprof setup sim"));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 pub mod cuobjdump;
 pub(crate) mod git;
 pub mod gpgpusim;
-pub(crate) mod locate;
+pub mod home;
+pub mod locate;
 pub mod ncu;
 pub mod nvcc;
 pub mod nvdisasm;

@@ -2,6 +2,7 @@
 
 #![allow(clippy::print_stderr, clippy::disallowed_methods)] // tests drive processes and say what they skip
 
+mod action; // action.yml's steps in a fake GitHub environment; action.yml and release.yml parse
 mod analyze;
 mod architecture; // no module cycles; every file says what it is for
 mod bad_input;
@@ -22,6 +23,7 @@ mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin 
 mod lines_stream; // `lines::report` streaming equals the collecting path on every fixture
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
+mod package; // what `cargo package` packs: every embedded file, no fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
@@ -33,3 +35,4 @@ mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model ex
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod util;
+mod wheel; // the wheel in fresh venvs: the CLI, `import coalprof`, the [cuda] extra (opt-in: a release build)
