@@ -112,15 +112,22 @@ check() {
 
     # The counts: the same checks again as JSON (no annotations, no summary, no files; check is a
     # pure function of its inputs, so both runs agree). Only when the gate itself ran.
-    local failed='' warned='' passed=''
+    local failed='' warned='' passed='' unchecked=''
     if [ "$code" -eq 0 ] || [ "$code" -eq 1 ]; then
         local counts
         counts="$(coalprof "${args[@]}" "${extra[@]}" --format json --exit-zero 2>/dev/null | count_verdicts)" || counts=''
-        read -r failed warned passed <<< "$counts" || true
+        read -r failed warned passed unchecked <<< "$counts" || true
     fi
     local verdict
     case "$code" in
-    0) if [ "${warned:-0}" -gt 0 ]; then verdict=warn; else verdict=pass; fi ;;
+    # Every check skipped (the inputs lack the counters): exit 0, but no pass.
+    0) if [ "${warned:-0}" -gt 0 ]; then
+        verdict=warn
+    elif [ "${unchecked:-0}" -gt 0 ]; then
+        verdict=nothing-checked
+    else
+        verdict=pass
+    fi ;;
     1) verdict=fail ;;
     5) verdict=nothing-matched ;;
     *) verdict=error ;;
@@ -136,18 +143,20 @@ check() {
     say "verdict: $verdict (${failed:-0} failed, ${warned:-0} warned, ${passed:-0} passed; exit code $code)"
 }
 
-# `FAILED WARNED PASSED` from `coalprof check --format json` on stdin (python3, else jq: a
-# GitHub-hosted runner has both).
+# `FAILED WARNED PASSED UNCHECKED` from `coalprof check --format json` on stdin (UNCHECKED: 1
+# where every check was skipped, the JSON's `nothing_checked`; python3, else jq: a GitHub-hosted
+# runner has both).
 count_verdicts() {
     if command -v python3 >/dev/null 2>&1; then
         python3 -c '
 import json, sys
-checks = json.load(sys.stdin).get("checks", [])
+doc = json.load(sys.stdin)
+checks = doc.get("checks", [])
 n = lambda v: sum(1 for c in checks if c.get("verdict") == v)
-print(n("fail"), n("warn"), n("pass"))
+print(n("fail"), n("warn"), n("pass"), 1 if doc.get("nothing_checked") else 0)
 '
     else
-        jq -r '[.checks[].verdict] | "\([.[] | select(. == "fail")] | length) \([.[] | select(. == "warn")] | length) \([.[] | select(. == "pass")] | length)"'
+        jq -r '[.checks[].verdict] as $v | "\([$v[] | select(. == "fail")] | length) \([$v[] | select(. == "warn")] | length) \([$v[] | select(. == "pass")] | length) \(if .nothing_checked then 1 else 0 end)"'
     fi
 }
 

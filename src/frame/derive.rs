@@ -516,6 +516,34 @@ mod tests {
     }
 
     #[test]
+    fn a_backend_splits_what_it_never_measures_from_what_rows_lack() {
+        let d = Derivation::new(&Catalogue::builtin()).unwrap();
+        let rows = || vec![row(&[("global_load_sectors", 64.0), ("global_load_requests", 8.0)])];
+        let measures = ["global_load_sectors", "global_load_requests", "shared_load_wavefronts", "duration"];
+        let backend = Backend { name: "Sim", measures: &measures };
+        let notices = d.notices_by(&mut rows(), Some(&backend));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].starts_with("not measured by Sim: dram_bytes_read, dram_bytes_write, "), "{notices:?}");
+        // What it measures but the rows lack (no shared access ran; no duration) is no alarm.
+        assert!(!notices[0].contains("shared_load_wavefronts") && !notices[0].contains("duration"), "{notices:?}");
+        let plain = d.notices(&mut rows());
+        assert!(plain[0].starts_with("not in the input: ") && plain[0].contains("shared_load_wavefronts"), "{plain:?}");
+    }
+
+    #[test]
+    fn reads_are_the_raw_metrics_behind_a_metric_at_any_depth() {
+        let d = Derivation::new(&Catalogue::builtin()).unwrap();
+        let over = d.reads("global_load_sectors_over_ideal");
+        for raw in
+            ["global_load_sectors", "global_load_requests", "global_load_bytes_requested", "global_load_instructions"]
+        {
+            assert!(over.contains(raw), "{raw}: {over:?}");
+        }
+        assert!(!over.contains("reported_global_load_sectors_per_request"), "ncu's own ratio only stands in: {over:?}");
+        assert!(!over.contains("access_bytes"), "a launch fact is no counter: {over:?}");
+    }
+
+    #[test]
     fn functions_propagate_nulls_and_coalesce_skips_them() {
         let text = crate::metrics::BUILTIN.replace(
             "formula = \"(dram_bytes_read + dram_bytes_write) / duration\"",

@@ -733,6 +733,35 @@ mod tests {
     }
 
     #[test]
+    fn every_check_skipped_is_nothing_checked_never_a_pass() {
+        let r = rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 4.5\n"));
+        let skipped = evaluate(&r, &[run(vec![row("a/x", &[]), row("b/y", &[])])], None);
+        assert!(skipped.all_skipped());
+        assert_eq!((skipped.headline(), skipped.failed()), ("nothing checked", false));
+        let one = evaluate(&r, &[run(vec![row("a/x", &[(M, 4.0)]), row("b/y", &[])])], None);
+        assert_eq!((one.all_skipped(), one.headline()), (false, "gate passed"));
+    }
+
+    #[test]
+    fn a_line_row_without_a_per_line_metric_is_not_checked_on_it() {
+        // A shared load's line has no sectors: the rule on them passes it by, no `skipped`.
+        let r = rules("[[gate]]\nmatch = \"*\"\nmetric = \"line_sectors_over_ideal\"\nmax = 2\n");
+        let line = |op: &str, metrics: &[(&str, f64)]| Row {
+            line: Some("k.cu:3".into()),
+            op: Some(op.into()),
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Row::new("k", Source::Measured)
+        };
+        let report = evaluate(
+            &r,
+            &[run(vec![line("shared load", &[]), line("global load", &[("line_sectors_over_ideal", 3.0)])])],
+            None,
+        );
+        let verdicts: Vec<_> = report.checks.iter().map(|c| (c.row.as_str(), c.verdict)).collect();
+        assert_eq!(verdicts, [("k @ k.cu:3 (global load)", Verdict::Fail)]);
+    }
+
+    #[test]
     fn natural_order() {
         let mut v = vec!["stride/stride_16", "stride/stride_2", "stride/stride_1", "a10", "a9b"];
         v.sort_by(|a, b| natural_cmp(a, b));

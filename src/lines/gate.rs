@@ -168,3 +168,83 @@ fn same_kernel(row: &Row, l: &LineRow) -> bool {
         && agree(l.grid, row.grid)
         && agree(l.block, row.block)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Provenance;
+
+    /// A line row of kernel `k` and `op` with these counters.
+    fn line(op: Op, sectors: f64, ideal: f64, requests: f64) -> LineRow {
+        let metrics = [("line_sectors", sectors), ("line_ideal_sectors", ideal), ("line_requests", requests)];
+        LineRow {
+            kernel: "k".into(),
+            kind: Some(op),
+            grid: Some([4, 1, 1]),
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..LineRow::default()
+        }
+    }
+
+    fn kernel(name: &str, metrics: &[(&str, f64)]) -> Row {
+        Row { metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Row::new(name, Source::Measured) }
+    }
+
+    #[test]
+    fn a_kernel_without_an_ideal_gets_its_global_loads_taken_together() {
+        let report = LineReport {
+            rows: vec![
+                line(Op::GlobalLoad, 320.0, 40.0, 10.0),
+                line(Op::GlobalLoad, 40.0, 40.0, 10.0),
+                line(Op::GlobalStore, 3200.0, 40.0, 10.0),
+            ],
+            ..LineReport::empty()
+        };
+        let mut broken = kernel("k", &[]);
+        broken.broken.insert("global_load_sectors_over_ideal".into(), "nan".into());
+        let mut other_shape = kernel("k", &[]);
+        other_shape.grid = Some([8, 1, 1]);
+        let mut results = Results::new(
+            Provenance::new("ncu"),
+            vec![
+                kernel("k", &[]),
+                kernel("k", &[("global_load_sectors_per_request", 1.5)]),
+                broken,
+                kernel("other", &[]),
+                other_shape,
+            ],
+        );
+        fill_kernel_metrics(&mut results, &report, &Catalogue::builtin()).unwrap();
+        let m = |i: usize, k: &str| results.rows[i].metric(k);
+        // The loads' sums: 360 sectors, 80 ideal, 20 requests; the store is no load.
+        assert_eq!(m(0, "global_load_sectors_over_ideal"), Some(360.0 / 80.0));
+        assert_eq!(m(0, "global_load_sectors_per_request"), Some(360.0 / 20.0));
+        assert_eq!(m(0, "global_load_ideal_sectors_per_request"), Some(80.0 / 20.0));
+        assert!(results.rows[0].notes.iter().any(|n| n.contains("per-instruction counters")), "{:?}", results.rows[0]);
+        // A kernel's own sectors/request is kept, and no ideal of another count is set beside it.
+        assert_eq!(m(1, "global_load_sectors_per_request"), Some(1.5));
+        assert_eq!(m(1, "global_load_ideal_sectors_per_request"), None);
+        assert_eq!(m(1, "global_load_sectors_over_ideal"), Some(360.0 / 80.0));
+        assert_eq!(m(2, "global_load_sectors_over_ideal"), None, "a broken value stays out");
+        assert_eq!(m(3, "global_load_sectors_over_ideal"), None, "another kernel's lines are not its");
+        assert_eq!(m(4, "global_load_sectors_over_ideal"), None, "nor another launch shape's");
+    }
+
+    #[test]
+    fn the_metrics_filled_are_the_catalogues() {
+        let c = Catalogue::builtin();
+        for (key, line_key, _) in FROM_LINES {
+            assert!(c.derived(key).is_some() && c.line_metric(line_key).is_some(), "{key} ← {line_key}");
+        }
+    }
+
+    #[test]
+    fn instruction_rows_without_a_line_are_gate_rows_at_their_offset() {
+        let mut r = line(Op::GlobalLoad, 320.0, 40.0, 10.0);
+        r.pc_offset = Some(0x1a0);
+        let report = LineReport { rows: vec![r], ..LineReport::empty() };
+        let rows = rows(&report);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].key(), "k @ +0x1a0");
+    }
+}

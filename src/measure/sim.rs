@@ -401,4 +401,40 @@ mod tests {
         r.launches[1].grid = [3, 1, 1];
         assert_eq!(kernel_records(&r, &Catalogue::builtin())[0].grid, None, "shapes differ: no one grid");
     }
+
+    #[test]
+    fn counters_the_simulator_never_measures_are_said_once_as_such_not_as_missing_input() {
+        let r = run(
+            PTX,
+            &[
+                (5, LineStats { executions: 128, global_sectors: 32, global_warps: 4, ..Default::default() }),
+                (6, LineStats { executions: 128, global_sectors: 16, global_warps: 4, ..Default::default() }),
+                (7, LineStats { executions: 128, shared_wavefronts: 64, shared_warps: 4, ..Default::default() }),
+            ],
+        );
+        let values = &kernel_counters(&r)["k"].values;
+        assert!(values.keys().all(|k| MEASURES.contains(k)), "{values:?} are all declared measured");
+        let catalogue = Catalogue::builtin();
+        let derivation = Derivation::new(&catalogue).unwrap();
+        let rows = || {
+            let mut row = Row::new("k", Source::Simulated);
+            row.metrics = values.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let mut rows = vec![row];
+            derivation.fill(&mut rows).unwrap();
+            rows
+        };
+        let notices = derivation.notices_by(&mut rows(), Some(&BACKEND));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        let n = &notices[0];
+        assert!(n.starts_with("not measured by GPGPU-Sim: "), "{n}");
+        for never in ["dram_bytes_read", "dram_bytes_write", "duration", "l2_read_sectors"] {
+            assert!(n.contains(never), "{never}: {n}");
+        }
+        // No shared store ran: the simulator counted none, which is no gap in the input.
+        assert!(!n.contains("shared_store") && !n.contains("not in the input"), "{n}");
+        // The same rows from an unknown source: every gap is the input's.
+        let plain = derivation.notices(&mut rows());
+        assert!(plain.len() == 1 && plain[0].starts_with("not in the input: "), "{plain:?}");
+        assert!(plain[0].contains("shared_store_instructions") && plain[0].contains("dram_bytes_read"), "{plain:?}");
+    }
 }

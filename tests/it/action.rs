@@ -461,6 +461,19 @@ fn action_verdicts_for_a_passing_gate_and_for_nothing_matched() {
 }
 
 #[test]
+fn action_verdict_for_a_check_whose_rules_all_skip_is_nothing_checked() {
+    // A rule on a metric the report cannot give: every check skips, exit 0, but no pass.
+    let absent = "[[gate]]\nmatch = \"*\"\nmetric = \"dram_amplification\"\nmax = 2\n";
+    let (runs, (failed, warned, passed)) = gate_wasteful(&[], absent);
+    assert_eq!((failed, warned, passed), (0, 0, 0));
+    let check = step(&runs, "Check");
+    assert_eq!((check.outputs["verdict"].as_str(), check.outputs["exit-code"].as_str()), ("nothing-checked", "0"));
+    assert!(check.stdout.contains("::warning title=coalprof%3A nothing checked::nothing was checked"), "{check:#?}");
+    assert!(!check.summary.contains("gate passed"), "{}", check.summary);
+    assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
+}
+
+#[test]
 fn action_names_a_missing_input_and_a_missing_coalprof() {
     let mut gh = FakeGithub::new(vec![coalprof_dir()]);
     let runs = gh.run_action(&[("inputs", "reports/*.ncu-rep"), ("install", "none")]);
