@@ -125,7 +125,10 @@ fn fit(widths: &mut [usize; 8], rows: &mut [[String; 8]], width: Option<usize>) 
         r[2] = cut_row(&r[2], row);
         r[3] = cut_middle(&r[3], metric);
     }
-    (widths[2], widths[3]) = (row, metric);
+    // A line check keeps its whole location even where that is wider than the room given: the
+    // column is as wide as its widest cell, so every row stays aligned.
+    let widest = |i: usize, min: usize| rows.iter().map(|r| r[i].chars().count()).fold(min, usize::max);
+    (widths[2], widths[3]) = (widest(2, row), widest(3, metric));
     shown
 }
 
@@ -191,7 +194,7 @@ pub(crate) fn short_row(row: &str) -> String {
 fn line(cells: &[String; 8], widths: &[usize; 8], shown: &[bool; 8], color: Option<Verdict>) -> String {
     let mut parts = Vec::with_capacity(8);
     for (i, (cell, w)) in cells.iter().zip(widths).enumerate().filter(|(i, _)| shown[*i]) {
-        let pad = w - cell.chars().count();
+        let pad = w.saturating_sub(cell.chars().count());
         let padded = format!("{cell}{}", " ".repeat(pad));
         parts.push(match (i, color) {
             (0, Some(v)) => format!("\x1b[{}m{padded}\x1b[0m", ansi(v)),
