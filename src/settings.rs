@@ -109,6 +109,10 @@ pub(crate) struct Env {
     pub cuda11: Option<PathBuf>,
     /// `COALPROF_HOME`, else `XDG_DATA_HOME/coalprof`, else `~/.local/share/coalprof`.
     pub tool_home: Option<ToolHome>,
+    /// `COALPROF_GPGPUSIM_SRC`: the GPGPU-Sim source `setup sim` builds (archive or folder).
+    pub gpgpusim_src: Option<PathBuf>,
+    /// Whether coalprof runs as root (`setup` then installs system packages with apt-get).
+    pub root: bool,
 }
 
 impl Env {
@@ -134,6 +138,9 @@ impl Env {
                 var("XDG_DATA_HOME").map(PathBuf::from),
                 var("HOME").map(PathBuf::from),
             ),
+            gpgpusim_src: var("COALPROF_GPGPUSIM_SRC").map(PathBuf::from),
+            // SAFETY: geteuid cannot fail and touches no memory.
+            root: unsafe { libc::geteuid() } == 0,
         }
     }
 }
@@ -375,6 +382,7 @@ pub(crate) enum Settings {
     Compare(CompareSettings),
     BaselineUpdate(BaselineSettings),
     Doctor,
+    Setup(crate::tools::setup::Request),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
 }
@@ -498,6 +506,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
+        Command::Setup(a) => Settings::Setup(setup(a, env)?),
         Command::Task { file } => Settings::Run(TaskFile::read(file)?.settings()?),
         Command::Completions { shell } => Settings::Completions(*shell),
     };
@@ -819,6 +828,47 @@ pub(crate) fn parse_size(s: &str) -> Result<Sizing> {
         .filter(|&b| b >= 4096)
         .ok_or_else(|| Error::usage(format!("size `{s}` must be between 4 KiB and 16 EiB")))?;
     Ok(Sizing { bytes })
+}
+
+/// `coalprof setup`: the tool home, what to install, and what the steps need to know.
+fn setup(a: &crate::cli::SetupArgs, env: &Env) -> Result<crate::tools::setup::Request> {
+    use crate::cli::SetupComponent;
+    use crate::tools::setup::Component;
+    let home = env.tool_home.clone().ok_or_else(|| {
+        Error::usage("no tool home: COALPROF_HOME, XDG_DATA_HOME and HOME are all unset")
+            .with_hint("set COALPROF_HOME to the folder `coalprof setup` should install into")
+    })?;
+    let components = Component::ALL
+        .into_iter()
+        .filter(|c| {
+            a.components.iter().any(|&asked| {
+                asked == SetupComponent::All
+                    || matches!(
+                        (asked, c),
+                        (SetupComponent::Cuda, Component::Cuda)
+                            | (SetupComponent::Ncu, Component::Ncu)
+                            | (SetupComponent::Sim, Component::Sim)
+                    )
+            })
+        })
+        .collect();
+    // The vendored simulator source sits beside the checkout (`../shared/vendor/`), as the
+    // checkout's scripts have always found it.
+    let vendor = project_root(&env.cwd)
+        .and_then(|r| r.parent().map(|p| p.join("shared/vendor/gpgpu-sim")))
+        .filter(|d| d.is_dir());
+    Ok(crate::tools::setup::Request {
+        home,
+        components,
+        dry_run: a.dry_run,
+        path: env.path.clone(),
+        root: env.root,
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cuda11_home: env.cuda11.clone(),
+        gpgpusim_src: env.gpgpusim_src.clone(),
+        vendor,
+        user_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
+    })
 }
 
 /// Where built kernels are cached: `kernels/build/` in the checkout, else the user's cache.

@@ -13,6 +13,7 @@ pub(crate) mod patterns;
 pub(crate) mod profile;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod setup;
 pub(crate) mod simulate;
 
 use std::io::Write;

@@ -13,6 +13,7 @@ pub mod ncu;
 pub mod nvcc;
 pub mod nvdisasm;
 pub(crate) mod process;
+pub mod setup;
 pub(crate) mod slurm;
 pub(crate) mod smi;
 

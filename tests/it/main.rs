@@ -32,6 +32,7 @@ mod robust;
 mod robust_rep; // the native .ncu-rep reader against bad, truncated and mutated reports
 mod run;
 mod sanity; // broken counters (NaN, impossible counts) in CSV and .ncu-rep; re-saved CSVs
+mod setup; // `coalprof setup`: dry run, idempotence, a failed simulator build that leaves nothing
 mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model exactly
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
