@@ -66,11 +66,16 @@ impl ToolSearch {
 
     /// GPGPU-Sim and its CUDA 11 toolkit: `COALPROF_GPGPUSIM` and `CUDA11_HOME`, else the
     /// project's `.tools/gpgpu-sim` and `.tools/cuda11` (where `scripts/install-sim.sh` builds them).
+    /// The toolkit of the nvcc found above (with its `cuobjdump` and `ptxas`) serves programs
+    /// built with CUDA 12 or 13.
     pub fn gpgpusim(&self) -> Result<super::gpgpusim::GpgpuSim, ToolError> {
         let tools = self.project_tools.clone().unwrap_or_else(|| PathBuf::from(".tools"));
         let root = self.gpgpusim.clone().unwrap_or_else(|| tools.join("gpgpu-sim"));
         let cuda = self.cuda11.clone().unwrap_or_else(|| tools.join("cuda11"));
-        super::gpgpusim::GpgpuSim::locate(&root, &cuda)
+        let newer = (self.nvcc().ok())
+            .and_then(|f| Some(f.path.parent()?.parent()?.to_path_buf()))
+            .filter(|t| ["bin/cuobjdump", "bin/ptxas"].iter().all(|b| is_executable(&t.join(b))));
+        Ok(super::gpgpusim::GpgpuSim { newer, ..super::gpgpusim::GpgpuSim::locate(&root, &cuda)? })
     }
 
     /// Slurm's `sbatch` on PATH; `squeue`, `scontrol`, `sacct` and `scancel` sit beside it.
