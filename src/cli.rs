@@ -258,6 +258,17 @@ pub(crate) struct ProfilerArgs {
     /// Kill a kernel process (and its process group) that runs longer than this many seconds.
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub timeout: u64,
+    /// `--backend sim`: GPGPU-Sim's mode; both give the same counters.
+    #[arg(long, value_enum, default_value_t = SimModeArg::Functional)]
+    pub sim_mode: SimModeArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum SimModeArg {
+    /// Functional simulation only (10-20x faster).
+    Functional,
+    /// The cycle-level timing model, for comparison.
+    Timing,
 }
 
 #[derive(Debug, Args)]

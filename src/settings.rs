@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::build::parse_arch;
 use crate::cli::{
     AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, ReaderArg,
-    RunArgs,
+    RunArgs, SimModeArg,
 };
 use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
@@ -24,6 +24,7 @@ use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
 use crate::render::{Format, Style};
+use crate::tools::gpgpusim::SimMode;
 use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
 
@@ -261,10 +262,17 @@ pub(crate) struct TaskFile {
     pub warmup: u32,
     pub repeats: u32,
     pub l2_fetch_bytes: u32,
+    /// `functional` or `timing` (files written before the flag existed: functional).
+    #[serde(default = "functional")]
+    pub sim_mode: String,
     /// The run's `tasks/` folder.
     pub out: PathBuf,
     /// The task's name: its folder under `out`.
     pub run_id: String,
+}
+
+fn functional() -> String {
+    SimMode::Functional.name().into()
 }
 
 impl RunSettings {
@@ -283,6 +291,7 @@ impl RunSettings {
             warmup: p.warmup,
             repeats: p.repeats,
             l2_fetch_bytes: self.l2_fetch_bytes,
+            sim_mode: p.sim_mode.name().into(),
             out: out.to_path_buf(),
             run_id: run_id.into(),
         }
@@ -303,6 +312,9 @@ impl TaskFile {
         let backend = (Backend::ALL.into_iter())
             .find(|b| b.name() == self.backend)
             .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
+        let sim_mode = (SimMode::ALL.into_iter())
+            .find(|m| m.name() == self.sim_mode)
+            .ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
         Ok(RunSettings {
             patterns: vec![pattern],
             variants: self.variants,
@@ -315,6 +327,7 @@ impl TaskFile {
                 timeout: Duration::from_secs(self.timeout_s),
                 warmup: self.warmup,
                 repeats: self.repeats,
+                sim_mode,
             },
             l2_fetch_bytes: self.l2_fetch_bytes,
             out_base: self.out,
@@ -790,6 +803,10 @@ fn profiler(p: &ProfilerArgs, warmup: u32, repeats: u32) -> ProfilerSettings {
         timeout: Duration::from_secs(p.timeout.max(1)),
         warmup,
         repeats: repeats.max(1),
+        sim_mode: match p.sim_mode {
+            SimModeArg::Functional => SimMode::Functional,
+            SimModeArg::Timing => SimMode::Timing,
+        },
     }
 }
 

@@ -16,7 +16,7 @@ use crate::render::render;
 use crate::results::{Provenance, Results, Source};
 use crate::settings::{Common, LinesSettings, ProfileSettings};
 use crate::store::RunDir;
-use crate::tools::gpgpusim::{self, CONFIG};
+use crate::tools::gpgpusim::CONFIG;
 
 /// `profile --backend sim -- CMD ARGS…`: the user's program in GPGPU-Sim, one row per kernel
 /// (the simulator's statistics are summed over the process), and the per-source-line rows kept
@@ -47,11 +47,16 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         }
         None => s.program.clone(),
     };
-    if let Some(why) = gpgpusim::unsuitable(&program) {
-        return Err(Error::usage(why));
-    }
+    let cuda = sim.toolkit_for(&program).map_err(Error::usage)?;
     let folder = dir.file("sim");
-    let run = crate::measure::sim::run_in(&sim, &program, &s.args, &folder, s.profiler.timeout)?;
+    let run = crate::measure::sim::run_in(
+        &sim,
+        &program,
+        &s.args,
+        &folder,
+        (s.profiler.sim_mode, &cuda),
+        s.profiler.timeout,
+    )?;
     let names = demangled(&run, Some(&sim));
     let kernel_re = s.kernel.as_deref().map(regex::Regex::new).transpose().map_err(|e| Error::usage(e.to_string()))?;
     let keep = |k: &str| kernel_re.as_ref().is_none_or(|re| re.is_match(k));
@@ -83,6 +88,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     prov.compute_capability = Some("7.0".into());
     prov.settings.insert("simulator".into(), sim.version().into());
     prov.settings.insert("config".into(), CONFIG.into());
+    prov.settings.insert("sim_mode".into(), s.profiler.sim_mode.name().into());
     prov.inputs = vec![s.source.as_ref().map_or(&program, |src| &src.file).display().to_string()];
     let mut results = Results::new(prov, rows);
     results.notices = notices;

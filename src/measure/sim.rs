@@ -3,11 +3,13 @@
 //! statistics are per PTX line, summed over the whole process), its lines are summed into the
 //! raw counters of `metrics.toml` under the names ncu's rows carry, and from there the pipeline
 //! is a measured run's: the verified join with the launch manifest, the one derivation, and the
-//! comparison with the model, rows marked `simulated`.
+//! comparison with the model, rows marked `simulated`. The variants are independent processes:
+//! they run side by side, as many at once as the run's [`Permits`] allow.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -23,7 +25,8 @@ use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{sim_variants, Pattern, Sizing};
 use crate::results::{Metrics, Row, Source};
 use crate::store::RunDir;
-use crate::tools::gpgpusim::{GpgpuSim, CONFIG};
+use crate::tools::gpgpusim::{GpgpuSim, SimMode, CONFIG};
+use crate::tools::ToolError;
 
 /// Kernels of the harness (buffer fills, the checksum): never a row.
 const HARNESS_PREFIX: &str = "coalprof_init_";
@@ -56,10 +59,51 @@ pub(crate) struct Simulator<'a> {
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
     pub model: &'a ModelSettings,
+    /// Functional (the default) or timing.
+    pub mode: SimMode,
     /// Per simulator process.
     pub timeout: Duration,
     /// Only these variants (`--variant`; empty: all).
     pub only: &'a [String],
+    /// How many simulator processes may run at once, shared by every pattern of the run.
+    pub permits: &'a Permits,
+}
+
+/// A counting semaphore over simulator processes: one simulator is one busy core, so a run
+/// starts no more at once than the machine has cores, whichever patterns they belong to.
+pub(crate) struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// One simulator process's right to run; given back when dropped.
+struct Permit<'a>(&'a Permits);
+
+impl Permits {
+    pub(crate) fn new(n: usize) -> Permits {
+        Permits { free: Mutex::new(n.max(1)), freed: Condvar::new() }
+    }
+
+    /// Wait for a free permit (checking for Ctrl-C meanwhile).
+    fn acquire(&self) -> Result<Permit<'_>> {
+        let poisoned = || Error::Internal("the simulator permits were poisoned".into());
+        let mut free = self.free.lock().map_err(|_| poisoned())?;
+        while *free == 0 {
+            crate::cancel::check()?;
+            free = self.freed.wait_timeout(free, Duration::from_millis(200)).map_err(|_| poisoned())?.0;
+        }
+        *free -= 1;
+        Ok(Permit(self))
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut free) = self.0.free.lock() {
+            *free += 1;
+        }
+        self.0.freed.notify_one();
+    }
 }
 
 /// One pattern simulated: its rows, how long the simulator took per variant, and what the
@@ -83,31 +127,43 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
         return Ok(Simulated { rows: Vec::new(), seconds: Vec::new(), notices: Vec::new() });
     }
     let stem = pattern.source_stem();
+    // Each variant in its own thread, waiting for a permit; after a failure no other starts.
+    let failed = AtomicBool::new(false);
+    let outcomes: Vec<Result<Option<OneVariant>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (plan.iter())
+            .map(|v| {
+                let (failed, stem) = (&failed, &stem);
+                scope.spawn(move || {
+                    let permit = s.permits.acquire()?;
+                    if failed.load(Ordering::SeqCst) {
+                        return Ok(None);
+                    }
+                    let one = simulate_variant(v, stem, exe, s, dir);
+                    drop(permit);
+                    if one.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    one.map(Some)
+                })
+            })
+            .collect();
+        (handles.into_iter())
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("a simulator thread panicked".into()))))
+            .collect()
+    });
     let mut entries: Vec<Entry> = Vec::new();
     let mut records = Vec::new();
     let mut seconds = Vec::new();
-    for v in &plan {
-        crate::cancel::check()?;
-        let folder = dir.path.join("sim").join(&stem).join(&v.name);
-        let manifest_path = folder.join("manifest.jsonl");
-        let args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
-        tracing::info!(variant = %v.id(), folder = %folder.display(), "simulating");
-        let run = run_in(s.sim, exe, &args, &folder, s.timeout)?;
-        seconds.push((v.name.clone(), run.elapsed.as_secs_f64()));
-        let mut kernels = kernel_records(&run, s.catalogue);
-        let (Some(i), 1) = (kernels.iter().position(|r| r.kernel == v.kernel), kernels.len()) else {
-            let names: Vec<&str> = kernels.iter().map(|r| r.kernel.as_str()).collect();
-            return Err(Error::input(
-                folder.join(crate::parse::gpgpusim::STATS_FILE),
-                format!(
-                    "variant `{}` should run one kernel, `{}`, but the simulator counted {names:?}",
-                    v.id(),
-                    v.kernel
-                ),
-            ));
-        };
-        records.push(kernels.swap_remove(i));
-        entries.extend(manifest::read(&manifest_path)?);
+    // The first failure in the plan's order (an interruption first: it explains the others).
+    let interrupted = |o: &Result<_>| matches!(o, Err(Error::Interrupted | Error::Tool(ToolError::Interrupted { .. })));
+    if let Some(i) = outcomes.iter().position(interrupted) {
+        return Err(outcomes.into_iter().nth(i).and_then(Result::err).unwrap_or(Error::Interrupted));
+    }
+    for one in outcomes {
+        let Some(one) = one? else { continue };
+        seconds.push((one.variant, one.seconds));
+        records.push(one.record);
+        entries.extend(one.entries);
     }
     let combined: String =
         entries.iter().map(|e| serde_json::to_string(&EntryOut(e)).unwrap_or_default() + "\n").collect();
@@ -136,6 +192,46 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
         row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS"));
     }
     Ok(Simulated { rows, seconds, notices })
+}
+
+/// What one variant's simulator process gave.
+struct OneVariant {
+    variant: String,
+    seconds: f64,
+    record: LaunchRecord,
+    entries: Vec<Entry>,
+}
+
+/// Simulate variant `v` alone in its folder under `dir` and read its one kernel's record.
+fn simulate_variant(
+    v: &crate::patterns::Variant,
+    stem: &str,
+    exe: &Path,
+    s: &Simulator,
+    dir: &RunDir,
+) -> Result<OneVariant> {
+    crate::cancel::check()?;
+    let folder = dir.path.join("sim").join(stem).join(&v.name);
+    let manifest_path = folder.join("manifest.jsonl");
+    let mut args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
+    // Inputs filled on the host: the simulator would spend most of its time in the fill kernels.
+    args.push("--host-init".into());
+    tracing::info!(variant = %v.id(), folder = %folder.display(), mode = s.mode.name(), "simulating");
+    let run = run_in(s.sim, exe, &args, &folder, (s.mode, &s.sim.cuda), s.timeout)?;
+    let mut kernels = kernel_records(&run, s.catalogue);
+    let (Some(i), 1) = (kernels.iter().position(|r| r.kernel == v.kernel), kernels.len()) else {
+        let names: Vec<&str> = kernels.iter().map(|r| r.kernel.as_str()).collect();
+        return Err(Error::input(
+            folder.join(crate::parse::gpgpusim::STATS_FILE),
+            format!("variant `{}` should run one kernel, `{}`, but the simulator counted {names:?}", v.id(), v.kernel),
+        ));
+    };
+    Ok(OneVariant {
+        variant: v.name.clone(),
+        seconds: run.elapsed.as_secs_f64(),
+        record: kernels.swap_remove(i),
+        entries: manifest::read(&manifest_path)?,
+    })
 }
 
 /// The launch facts a simulated row gets (no timing: a simulator's cycles are not a GPU's).
@@ -207,23 +303,38 @@ fn key(prefix: &str, what: &str) -> &'static str {
         .unwrap_or("")
 }
 
-/// The instruction of a statistics line, if the PTX it names was read.
-/// Run `program args` under the simulator in `dir` and read what it left there.
+/// Run `program args` under the simulator in `dir`, in `mode` with the toolkit `cuda`, and read
+/// what it left there.
+/// In the functional mode the build must have the patch that makes that mode count (an older
+/// one writes no statistics there).
 pub(crate) fn run_in(
     sim: &GpgpuSim,
     program: &Path,
     args: &[std::ffi::OsString],
     dir: &Path,
+    (mode, cuda): (SimMode, &Path),
     timeout: std::time::Duration,
 ) -> Result<SimRun> {
+    if mode == SimMode::Functional && !sim.counts_functionally() {
+        return Err(Error::unavailable(
+            format!(
+                "the GPGPU-Sim in `{}` ({}) counts no memory accesses in its functional mode",
+                sim.root.display(),
+                sim.version()
+            ),
+            "run `scripts/install-sim.sh` again (it rebuilds GPGPU-Sim with \
+             `scripts/sim-patches/0003-functional-mem-accesses.patch`), or pass `--sim-mode timing`",
+        ));
+    }
     let rejected = |log: &str| crate::parse::gpgpusim::failure(log).map(str::to_string);
-    let (_, elapsed) = sim.run(program, args, dir, timeout, &rejected)?;
+    let (_, elapsed) = sim.run(program, args, dir, (mode, cuda), timeout, &rejected)?;
     let mut run = crate::parse::gpgpusim::read_run(dir)
         .map_err(|e| Error::input(dir, format!("`{}` ran under GPGPU-Sim, but {e}", program.display())))?;
     run.elapsed = elapsed;
     Ok(run)
 }
 
+/// The instruction of a statistics line, if the PTX it names was read.
 pub(crate) fn instruction<'a>(run: &'a SimRun, file: &str, line: u32) -> Option<&'a PtxInstruction> {
     run.ptx.iter().find(|(n, _)| n == file).and_then(|(_, p)| p.instructions.get(&line))
 }

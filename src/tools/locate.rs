@@ -173,7 +173,8 @@ impl ToolSearch {
     }
 
     /// GPGPU-Sim and its CUDA 11 toolkit: `COALPROF_GPGPUSIM` and `CUDA11_HOME`, else the tool
-    /// home, else the checkout's `.tools/` (each half found on its own).
+    /// home, else the checkout's `.tools/` (each half found on its own). The toolkit of the nvcc
+    /// found above (with its `cuobjdump` and `ptxas`) serves programs built with CUDA 12 or 13.
     pub fn gpgpusim(&self) -> Result<super::gpgpusim::GpgpuSim, ToolError> {
         let pick = |explicit: &Option<PathBuf>, of_home: fn(&ToolHome) -> PathBuf, marker: &str| -> PathBuf {
             if let Some(p) = explicit {
@@ -185,7 +186,10 @@ impl ToolSearch {
         };
         let root = pick(&self.gpgpusim, ToolHome::gpgpusim, "lib/libcudart.so");
         let cuda = pick(&self.cuda11, ToolHome::cuda11, "bin/nvcc");
-        super::gpgpusim::GpgpuSim::locate(&root, &cuda)
+        let newer = (self.nvcc().ok())
+            .and_then(|f| Some(f.path.parent()?.parent()?.to_path_buf()))
+            .filter(|t| ["bin/cuobjdump", "bin/ptxas"].iter().all(|b| is_executable(&t.join(b))));
+        Ok(super::gpgpusim::GpgpuSim { newer, ..super::gpgpusim::GpgpuSim::locate(&root, &cuda)? })
     }
 
     /// Where GPGPU-Sim was found, for `doctor`.
