@@ -2,7 +2,7 @@
 //! the layout discovery (`tools/locate.rs`) searches. Each component is a list of steps; a
 //! step first looks whether its result is already there (so a second run and `--dry-run`
 //! change nothing), and builds into a staging folder inside the home that is renamed into place
-//! only when complete ([`stage`]). Every program runs through `tools/process.rs`.
+//! only when complete (`setup/stage.rs`). Every program runs through `tools/process.rs`.
 //!
 //! What the machine lacks (a build dependency and no root, no Python `venv`, no `apt-get`) is
 //! found while planning, before anything is changed, and said with the command that fixes it.
