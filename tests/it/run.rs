@@ -4,11 +4,21 @@
 use crate::util::{coalprof, json, real_ncu, real_nvcc, OkStdout};
 
 #[test]
-fn patterns_lists_all_nine_with_their_variants() {
+fn patterns_lists_all_ten_with_their_variants() {
     let out = coalprof().arg("patterns").ok_stdout();
     let text = String::from_utf8(out).unwrap();
-    for p in ["coalesced", "offset", "stride", "broadcast", "gather", "vector", "kv-layout", "bank-conflicts", "column"]
-    {
+    for p in [
+        "coalesced",
+        "offset",
+        "stride",
+        "broadcast",
+        "gather",
+        "vector",
+        "kv-layout",
+        "bank-conflicts",
+        "column",
+        "reuse",
+    ] {
         assert!(text.lines().any(|l| l.starts_with(p)), "{p} missing:\n{text}");
     }
     for v in [
