@@ -52,6 +52,7 @@ fn rounds_to(text: &str, value: f64, format: &str) -> bool {
     let Some(v) = shown(text) else { return false };
     let (scaled, step) = match format {
         "gb_per_sec" => (value / 1e9, 0.05),
+        "megabytes" => (value / 1e6, 0.05),
         "micros" => (value * 1e6, 0.05),
         "percent" => (value, 0.005),
         "count" => (value, 0.5),

@@ -106,6 +106,19 @@ fn streaming_and_gather_kernels_simulated_equal_the_model() {
     assert_simulated_equals_predicted(&results, variants);
 }
 
+/// The reuse lesson executed: attention's scores, softmax and P·V, the one-kernel flash form
+/// with its shared-memory tiles, and the staged copy, each counted by the simulator as the
+/// model predicts (the smallest S at the simulator's size).
+#[test]
+fn reuse_kernels_simulated_equal_the_model() {
+    if !simulator("reuse_kernels_simulated_equal_the_model") {
+        return;
+    }
+    let variants = "naive_s64_scores,naive_s64_softmax,naive_s64_pv,flash_s64,direct,staged_once";
+    let results = simulate("reuse", variants);
+    assert_simulated_equals_predicted(&results, variants);
+}
+
 #[test]
 fn vector_layout_and_shared_kernels_simulated_equal_the_model() {
     if !simulator("vector_layout_and_shared_kernels_simulated_equal_the_model") {
