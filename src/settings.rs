@@ -601,14 +601,16 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
     }
     let default_size = if backend == Backend::Sim { Sizing::simulated() } else { Sizing::default() };
     let patterns = patterns(&a.patterns)?;
-    let variants = only_variants(&a.variant, &patterns, backend)?;
+    let sizing = a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size);
+    // Variant names can depend on the size (the reuse pattern's sequence lengths scale with it).
+    let variants = only_variants(&a.variant, &patterns, backend, sizing)?;
     Ok(RunSettings {
         gpus,
         slurm,
         patterns,
         variants,
         backend,
-        sizing: a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size),
+        sizing,
         arch: a.build.arch.as_deref().map(parse_arch).transpose()?,
         profiler: profiler(&a.profiler, a.warmup, a.repeats),
         l2_fetch_bytes: a.model.l2_fetch.parse().map_err(|_| Error::usage("`--l2-fetch` takes 32, 64 or 128"))?,
@@ -618,16 +620,15 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
 }
 
 /// `--variant`s, checked against the chosen patterns' variants (empty: all of them).
-fn only_variants(names: &[String], patterns: &[Pattern], backend: Backend) -> Result<Vec<String>> {
+fn only_variants(names: &[String], patterns: &[Pattern], backend: Backend, sizing: Sizing) -> Result<Vec<String>> {
     if names.is_empty() {
         return Ok(Vec::new());
     }
     if !matches!(backend, Backend::Sim | Backend::Model) {
         return Err(Error::usage("`--variant` picks variants for `--backend sim` or `--backend model`"));
     }
-    let known: Vec<String> = (patterns.iter())
-        .flat_map(|&p| crate::patterns::variants(p, Sizing::default()).into_iter().map(|v| v.name))
-        .collect();
+    let known: Vec<String> =
+        (patterns.iter()).flat_map(|&p| crate::patterns::variants(p, sizing).into_iter().map(|v| v.name)).collect();
     match names.iter().find(|n| !known.contains(n)) {
         Some(n) => {
             Err(Error::usage(format!("no variant `{n}` in the chosen patterns (they have: {})", known.join(", "))))
