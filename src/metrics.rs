@@ -109,6 +109,8 @@ pub enum Fmt {
     Percent,
     /// Bytes per second shown as GB/s.
     GbPerSec,
+    /// Bytes shown as MB (10^6 bytes).
+    Megabytes,
     /// Seconds shown as µs.
     Micros,
     /// A count with separators (`8,388,608`).

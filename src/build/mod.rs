@@ -31,6 +31,7 @@ pub fn source(p: Pattern) -> &'static str {
         Pattern::KvLayout => include_str!("../../kernels/kv_layout.cu"),
         Pattern::BankConflicts => include_str!("../../kernels/bank_conflicts.cu"),
         Pattern::Column => include_str!("../../kernels/column.cu"),
+        Pattern::Reuse => include_str!("../../kernels/reuse.cu"),
     }
 }
 

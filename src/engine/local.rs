@@ -129,6 +129,6 @@ impl Executor for Sim<'_> {
             m.seconds.into_iter().map(|(k, v)| (k, json!(v))).collect();
         let mut record = serde_json::Map::new();
         record.insert("seconds".into(), json!({ task.pattern.name(): seconds }));
-        Ok(Outcome { rows: m.rows, record, ..Outcome::default() })
+        Ok(Outcome { rows: m.rows, record, notices: m.notices, ..Outcome::default() })
     }
 }

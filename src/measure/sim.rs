@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::frame::findings::against_model_as;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest::{self, Entry};
-use crate::frame::{Derivation, Frame};
+use crate::frame::{Backend, Derivation, Frame};
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
 use crate::parse::gpgpusim::SimRun;
@@ -30,6 +30,27 @@ use crate::tools::ToolError;
 
 /// Kernels of the harness (buffer fills, the checksum): never a row.
 const HARNESS_PREFIX: &str = "coalprof_init_";
+
+/// The raw counters (`metrics.toml` keys) the simulator gives a kernel, each where the kernel
+/// made such an access ([`Counters::add_line`]): every other one (L2 and DRAM traffic, time)
+/// it never measures, which is said once as such, not as missing from the input.
+pub(crate) const MEASURES: &[&str] = &[
+    "global_load_requests",
+    "global_load_sectors",
+    "global_load_instructions",
+    "global_load_bytes_requested",
+    "global_store_requests",
+    "global_store_sectors",
+    "shared_load_instructions",
+    "shared_load_wavefronts",
+    "shared_load_bank_conflicts",
+    "shared_store_instructions",
+    "shared_store_wavefronts",
+    "shared_store_bank_conflicts",
+];
+
+/// The simulator as a backend of rows, for the derivation's notices.
+pub(crate) const BACKEND: Backend<'static> = Backend { name: "GPGPU-Sim", measures: MEASURES };
 
 /// What every pattern of a simulated run is run with.
 #[derive(Clone, Copy)]
@@ -85,10 +106,12 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// One pattern simulated: its rows, and how long the simulator took per variant.
+/// One pattern simulated: its rows, how long the simulator took per variant, and what the
+/// rows lack (the counters the simulator never measures).
 pub(crate) struct Simulated {
     pub rows: Vec<Row>,
     pub seconds: Vec<(String, f64)>,
+    pub notices: Vec<String>,
 }
 
 /// The device a simulated record names.
@@ -101,7 +124,7 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     let mut plan = sim_variants(pattern, sizing);
     plan.retain(|v| s.only.is_empty() || s.only.contains(&v.name));
     if plan.is_empty() {
-        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new() });
+        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new(), notices: Vec::new() });
     }
     let stem = pattern.source_stem();
     // Each variant in its own thread, waiting for a permit; after a failure no other starts.
@@ -161,14 +184,14 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     s.derivation.apply(&mut predicted)?;
     let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
     let mut rows = against_model_as(simulated, predicted, s.catalogue, Source::Simulated)?;
-    s.derivation.notices(&mut rows);
+    let notices = s.derivation.notices_by(&mut rows, Some(&BACKEND));
     for row in &mut rows {
         if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
             row.params = v.params();
         }
-        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; no L2 or DRAM counters"));
+        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS"));
     }
-    Ok(Simulated { rows, seconds })
+    Ok(Simulated { rows, seconds, notices })
 }
 
 /// What one variant's simulator process gave.
@@ -273,19 +296,11 @@ impl Counters {
 
 /// `global_load` + `sectors` → `global_load_sectors` (the keys are a closed set).
 fn key(prefix: &str, what: &str) -> &'static str {
-    const KEYS: &[&str] = &[
-        "global_load_requests",
-        "global_load_sectors",
-        "global_store_requests",
-        "global_store_sectors",
-        "shared_load_instructions",
-        "shared_load_wavefronts",
-        "shared_load_bank_conflicts",
-        "shared_store_instructions",
-        "shared_store_wavefronts",
-        "shared_store_bank_conflicts",
-    ];
-    KEYS.iter().copied().find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what)).unwrap_or("")
+    MEASURES
+        .iter()
+        .copied()
+        .find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what))
+        .unwrap_or("")
 }
 
 /// Whether `sim` can count in `mode`: the functional mode needs the patch that makes it count
@@ -501,5 +516,41 @@ mod tests {
         assert_eq!(rec.metric(&sectors).and_then(Value::number), Some(16.0), "32 sectors over 2 launches");
         r.launches[1].grid = [3, 1, 1];
         assert_eq!(kernel_records(&r, &Catalogue::builtin())[0].grid, None, "shapes differ: no one grid");
+    }
+
+    #[test]
+    fn counters_the_simulator_never_measures_are_said_once_as_such_not_as_missing_input() {
+        let r = run(
+            PTX,
+            &[
+                (5, LineStats { executions: 128, global_sectors: 32, global_warps: 4, ..Default::default() }),
+                (6, LineStats { executions: 128, global_sectors: 16, global_warps: 4, ..Default::default() }),
+                (7, LineStats { executions: 128, shared_wavefronts: 64, shared_warps: 4, ..Default::default() }),
+            ],
+        );
+        let values = &kernel_counters(&r)["k"].values;
+        assert!(values.keys().all(|k| MEASURES.contains(k)), "{values:?} are all declared measured");
+        let catalogue = Catalogue::builtin();
+        let derivation = Derivation::new(&catalogue).unwrap();
+        let rows = || {
+            let mut row = Row::new("k", Source::Simulated);
+            row.metrics = values.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let mut rows = vec![row];
+            derivation.fill(&mut rows).unwrap();
+            rows
+        };
+        let notices = derivation.notices_by(&mut rows(), Some(&BACKEND));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        let n = &notices[0];
+        assert!(n.starts_with("not measured by GPGPU-Sim: "), "{n}");
+        for never in ["dram_bytes_read", "dram_bytes_write", "duration", "l2_read_sectors"] {
+            assert!(n.contains(never), "{never}: {n}");
+        }
+        // No shared store ran: the simulator counted none, which is no gap in the input.
+        assert!(!n.contains("shared_store") && !n.contains("not in the input"), "{n}");
+        // The same rows from an unknown source: every gap is the input's.
+        let plain = derivation.notices(&mut rows());
+        assert!(plain.len() == 1 && plain[0].starts_with("not in the input: "), "{plain:?}");
+        assert!(plain[0].contains("shared_store_instructions") && plain[0].contains("dram_bytes_read"), "{plain:?}");
     }
 }

@@ -2,10 +2,12 @@
 //! by warp instruction, and predicts what ncu would count. No GPU needed.
 //!
 //! Each `Spec` of `src/patterns/spec.rs` documents the arithmetic its kernel implements; the
-//! family files here mirror it (`streaming.rs`, `gather.rs`, `kv.rs`, `shared.rs`, `sums.rs`),
+//! family files here mirror it (`streaming.rs`, `gather.rs`, `kv.rs`, `shared.rs`, `sums.rs`,
+//! `attention.rs`),
 //! the per-instruction rules are in `core.rs` and the CTA-by-CTA driver in `engine.rs`.
 //! Families whose addresses are affine (streaming, strided, vector, kv-layout, row/column
-//! sums) are counted in closed form (`closed.rs`); the replay stays their test oracle
+//! sums; attention's key-tile loops, and the staging copy) are counted in closed form
+//! (`closed.rs`, `attention.rs`); the replay stays their test oracle
 //! (`tests.rs`, `closed_forms_*`) and counts what the closed forms do not cover.
 //! `expr.rs` applies the same rules to a layout the user writes as an index expression.
 //!
@@ -27,6 +29,7 @@
 //!   (below the ideal of 4); in shared memory lanes reading one 32-bit word share it.
 //! * Shared memory: see `core.rs` for the wavefront rule (phases of 128 bytes, 32 banks × 4 B).
 
+mod attention;
 mod closed;
 mod core;
 mod engine;
@@ -45,7 +48,7 @@ mod tests;
 pub(crate) use self::core::ideal_sectors;
 pub(crate) use self::engine::{GlobalTotals, SharedTotals, Totals};
 
-use crate::patterns::{Spec, Variant};
+use crate::patterns::{AttentionStep, Spec, Variant};
 use crate::results::{Metrics, Row, Source};
 
 /// Settings the prediction depends on.
@@ -141,6 +144,16 @@ fn outcome_by(v: &Variant, g: u64, method: Method) -> Outcome {
             let totals = k.closed_totals().filter(|_| fast).unwrap_or_else(|| replay(&k));
             Outcome { totals, read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
         }
+        Spec::Attention { .. } => {
+            let k = attention::Attention::from_variant(v);
+            let totals = if fast { k.closed_totals() } else { replay(&k) };
+            Outcome { totals, read_blocks: Some(k.read_blocks(g)), write_sectors: k.write_sectors() }
+        }
+        Spec::Staging { .. } => {
+            let k = attention::Staging::from_variant(v);
+            let totals = k.closed_totals().filter(|_| fast).unwrap_or_else(|| replay(&k));
+            Outcome { totals, read_blocks: k.stream.read_blocks(g), write_sectors: k.stream.write_sectors() }
+        }
     }
 }
 
@@ -228,6 +241,15 @@ fn predict_by(v: &Variant, s: &ModelSettings, method: Method) -> Prediction {
             "misaligned base ({base_offset} B): the kernel falls back to scalar 4-byte loads, so the ideal is 4 sectors/request, not {}",
             ideal_sectors(32, width.bytes() as u32)
         )),
+        Spec::Attention { step: AttentionStep::Flash, .. } => n.push(
+            "one kernel, the SxS scores never leave the chip: DRAM bytes grow as S; every 64-row query tile reads all of K and V from L2 (an S^2/64 term: L2 amp grows with S)".into(),
+        ),
+        Spec::Attention { .. } => n.push(
+            "naive attention at one length is three kernels: _scores writes the SxS matrix, _softmax reads and writes it, _pv reads it (16 S^2 bytes of DRAM), each one coalesced".into(),
+        ),
+        Spec::Staging { staged: true, .. } => n.push(
+            "every word is stored to shared memory and loaded back once: direct's DRAM bytes plus shared-memory work, nothing reused".into(),
+        ),
         _ => {}
     }
     p

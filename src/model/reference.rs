@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::engine::{GlobalTotals, SharedTotals, Totals};
-use crate::patterns::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
+use crate::patterns::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Kind {
@@ -183,6 +183,155 @@ fn thread_program(v: &Variant, b: u64, t: u64, p: &mut Thread) {
                 p.push(St, 0, 4 * i, 4);
             }
         }
+        Spec::Attention { step, seq } => attention_thread(step, seq, v, b, t, p),
+        Spec::Staging { m, ilp, staged } => {
+            let ilp = u64::from(ilp);
+            for k in 0..ilp {
+                let j = (b * ilp + k) * block + t;
+                if j < m {
+                    p.push(Ld, k as u32, 4 * j, 4);
+                    if staged {
+                        p.push(Sts, k as u32, 4 * (k * 256 + t), 4);
+                    }
+                }
+            }
+            for k in 0..ilp {
+                let j = (b * ilp + k) * block + t;
+                if j < m {
+                    if staged {
+                        p.push(Lds, k as u32, 4 * (k * 256 + t), 4);
+                    }
+                    p.push(St, k as u32, 4 * j, 4);
+                }
+            }
+        }
+    }
+}
+
+/// Thread `t` of CTA `b` of an attention kernel, per `Spec::Attention`'s text: tiles of 64,
+/// d = 64. Global buffers at bases 2^40 apart (Q, K, V; or Sc; or P, V), stores to their own.
+fn attention_thread(step: AttentionStep, seq: u64, v: &Variant, b: u64, t: u64, th: &mut Thread) {
+    use Kind::*;
+    const TT: u64 = 64;
+    const DD: u64 = 64;
+    let region = |r: u64| r << 40;
+    // The thread's n-th instruction of a kind is its slot; a lane that skips one (the softmax's
+    // lane-0 store) skips its slot too, so the later ones line up across lanes.
+    let mut slots = [0u32; 4];
+    let mut p = |k: Kind, addr: Option<u64>| {
+        let i = k as usize;
+        if let Some(a) = addr {
+            th.push(k, slots[i], a, 4);
+        }
+        slots[i] += 1;
+    };
+    let gx = u64::from(v.launch.grid[0]);
+    match step {
+        AttentionStep::Scores => {
+            let (kt, qt) = (b % gx, b / gx);
+            let ks = TT * DD; // Ks after Qs, in words
+            for r in 0..TT {
+                p(Ld, Some(region(0) + 4 * ((qt * TT + r) * DD + t)));
+                p(Sts, Some(4 * (r * TT + t)));
+                p(Ld, Some(region(1) + 4 * ((kt * TT + r) * DD + t)));
+                p(Sts, Some(4 * (ks + r * (TT + 1) + t)));
+            }
+            for k in 0..DD {
+                p(Lds, Some(4 * (ks + t * (TT + 1) + k)));
+            }
+            for i in 0..TT {
+                for k in 0..DD {
+                    p(Lds, Some(4 * (i * TT + k)));
+                }
+                p(St, Some(4 * ((qt * TT + i) * seq + kt * TT + t)));
+            }
+        }
+        AttentionStep::Softmax => {
+            let (i, warp, lane) = (b, t / 32, t % 32);
+            let red = |w: u64| 4 * w;
+            let buf = |j: u64| 4 * (8 + j);
+            let js: Vec<u64> = (t..seq).step_by(256).collect();
+            for pass in 0..3 {
+                for &j in &js {
+                    match pass {
+                        0 => {
+                            p(Ld, Some(4 * (i * seq + j)));
+                            p(Sts, Some(buf(j)));
+                        }
+                        1 => {
+                            p(Lds, Some(buf(j)));
+                            p(Sts, Some(buf(j)));
+                        }
+                        _ => {
+                            p(Lds, Some(buf(j)));
+                            p(St, Some(4 * (i * seq + j)));
+                        }
+                    }
+                }
+                if pass < 2 {
+                    // The block reduction: lane 0 stores its warp's value, every thread loads all.
+                    p(Sts, (lane == 0).then(|| red(warp)));
+                    for w in 0..8 {
+                        p(Lds, Some(red(w)));
+                    }
+                }
+            }
+        }
+        AttentionStep::Pv => {
+            let qt = b;
+            let vs = TT * TT;
+            for kt in 0..seq / TT {
+                for r in 0..TT {
+                    p(Ld, Some(region(0) + 4 * ((qt * TT + r) * seq + kt * TT + t)));
+                    p(Sts, Some(4 * (r * TT + t)));
+                    p(Ld, Some(region(1) + 4 * ((kt * TT + r) * DD + t)));
+                    p(Sts, Some(4 * (vs + r * TT + t)));
+                }
+                for j in 0..TT {
+                    p(Lds, Some(4 * (vs + j * TT + t)));
+                    for i in 0..TT {
+                        p(Lds, Some(4 * (i * TT + j)));
+                    }
+                }
+            }
+            for i in 0..TT {
+                p(St, Some(4 * ((qt * TT + i) * DD + t)));
+            }
+        }
+        AttentionStep::Flash => {
+            let qt = b;
+            let vs = TT * (TT + 1);
+            for r in 0..TT {
+                p(Ld, Some(region(0) + 4 * ((qt * TT + r) * DD + t)));
+                p(Sts, Some(4 * (r * (TT + 1) + t)));
+            }
+            for k in 0..DD {
+                p(Lds, Some(4 * (t * (TT + 1) + k)));
+            }
+            for kt in 0..seq / TT {
+                for r in 0..TT {
+                    p(Ld, Some(region(1) + 4 * ((kt * TT + r) * DD + t)));
+                    p(Sts, Some(4 * (r * TT + t)));
+                    p(Ld, Some(region(2) + 4 * ((kt * TT + r) * DD + t)));
+                    p(Sts, Some(4 * (vs + r * TT + t)));
+                }
+                for j in 0..TT {
+                    for k in 0..DD {
+                        p(Lds, Some(4 * (j * TT + k)));
+                    }
+                    for k in 0..DD {
+                        p(Lds, Some(4 * (vs + j * TT + k)));
+                    }
+                }
+            }
+            for k in 0..DD {
+                p(Sts, Some(4 * (t * (TT + 1) + k)));
+            }
+            for r in 0..TT {
+                p(Lds, Some(4 * (r * (TT + 1) + t)));
+                p(St, Some(4 * ((qt * TT + r) * DD + t)));
+            }
+        }
     }
 }
 
@@ -212,9 +361,15 @@ pub(super) struct Reference {
 type Instructions = BTreeMap<(u64, Kind, u32), Vec<(u64, u64, u32)>>;
 
 pub(super) fn reference(v: &Variant, g: u64) -> Reference {
+    reference_at(v, &[g]).swap_remove(0)
+}
+
+/// [`reference`] at every fetch granularity of `gs` from one pass over the thread programs
+/// (the instructions do not depend on it; only the DRAM blocks do).
+pub(super) fn reference_at(v: &Variant, gs: &[u64]) -> Vec<Reference> {
     let block = v.launch.threads_per_block();
     let mut totals = Totals::default();
-    let mut dram_read: HashSet<u64> = HashSet::new();
+    let mut dram_read: Vec<HashSet<u64>> = vec![HashSet::new(); gs.len()];
     let mut dram_write: HashSet<u64> = HashSet::new();
     for b in 0..v.launch.blocks() {
         let mut instrs: Instructions = BTreeMap::new();
@@ -236,7 +391,9 @@ pub(super) fn reference(v: &Variant, g: u64) -> Reference {
                         for byte in a..a + u64::from(w) {
                             sectors.insert(byte / 32);
                             if kind == Kind::Ld {
-                                dram_read.insert(byte / g);
+                                for (set, g) in dram_read.iter_mut().zip(gs) {
+                                    set.insert(byte / g);
+                                }
                             } else {
                                 dram_write.insert(byte / 32);
                             }
@@ -261,5 +418,7 @@ pub(super) fn reference(v: &Variant, g: u64) -> Reference {
         }
         totals.l2_read_sectors += cta_ld.len() as u64;
     }
-    Reference { totals, read_blocks: dram_read.len() as u64, write_sectors: dram_write.len() as u64 }
+    (dram_read.iter())
+        .map(|set| Reference { totals, read_blocks: set.len() as u64, write_sectors: dram_write.len() as u64 })
+        .collect()
 }

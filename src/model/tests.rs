@@ -2,16 +2,20 @@
 
 use super::core::{shared_wavefronts, WarpAccess};
 use super::expr::analyze_layout;
-use super::reference::reference;
+use super::reference::{reference, reference_at};
 use super::*;
 use crate::patterns::{variants, Launch, Pattern, Sizing};
 
 /// The catalogue's variants at `sizing`, with the shared micro-benchmark cut to 3 blocks and
-/// 2 repetitions (its size does not follow `--size`; 2048 blocks are too slow byte by byte).
+/// 2 repetitions (its size does not follow `--size`; 2048 blocks are too slow byte by byte),
+/// and attention at its shortest length only (64: one tile, millions of lane accesses already).
 fn small_variants(sizing: Sizing) -> Vec<Variant> {
     let mut out = Vec::new();
     for p in Pattern::ALL {
         for mut v in variants(p, sizing) {
+            if matches!(v.spec, Spec::Attention { seq, .. } if seq > 64) {
+                continue;
+            }
             if let Spec::Shared { blocks, reps, .. } = &mut v.spec {
                 *blocks = 3;
                 *reps = 2;
@@ -28,9 +32,9 @@ fn fast_path_matches_the_thread_by_thread_reference_for_every_variant() {
     // 1 << 16: whole CTAs; 100_000 bytes: partial warps and partial last CTAs.
     for bytes in [1u64 << 16, 100_000] {
         for v in small_variants(Sizing { bytes }) {
-            for g in [32u64, 64, 128] {
+            let gs = [32u64, 64, 128];
+            for (g, slow) in gs.into_iter().zip(reference_at(&v, &gs)) {
                 let fast = outcome(&v, g);
-                let slow = reference(&v, g);
                 let mut t = fast.totals;
                 t.partial_store_sectors = 0;
                 assert_eq!(t, slow.totals, "{} at {bytes} B", v.id());
@@ -140,6 +144,59 @@ fn bank_conflicts_padding_and_transpose() {
     let m = derived(&predict(&get(Pattern::BankConflicts, "row_32x32", sizing), &ModelSettings::default()));
     assert!(!m.contains_key("global_load_requests"), "no global loads in the shared benchmark");
     assert!(!m.contains_key("dram_amplification"), "bytes_read = 0");
+}
+
+/// Seed 001's last lesson, counted from the kernels' own arithmetic (`Spec::Attention`): tiles
+/// of 64 rows of d = 64 floats (256 B), so a tile is 64 × 256 B = 512 sectors.
+#[test]
+fn seed_001_reuse_naive_quadratic_flash_linear_staging_no_gain() {
+    let sizing = Sizing::default();
+    let m = |name: &str, key: &str| metric(&get(Pattern::Reuse, name, sizing), key);
+    for s in [4096u64, 8192, 16384] {
+        let (sf, row) = (s as f64, 256.0 * s as f64);
+        let matrix = 4.0 * sf * sf;
+        let naive = |step: &str, key: &str| m(&format!("naive_s{s}_{step}"), key);
+        // The scores are written, read and written by the softmax, read by P.V.
+        assert_eq!(naive("scores", "dram_bytes_read"), 2.0 * row, "Q and K once");
+        assert_eq!(naive("scores", "dram_bytes_write"), matrix);
+        assert_eq!(naive("softmax", "dram_bytes_read"), matrix);
+        assert_eq!(naive("softmax", "dram_bytes_write"), matrix);
+        assert_eq!(naive("pv", "dram_bytes_read"), matrix + row);
+        assert_eq!(naive("pv", "dram_bytes_write"), row);
+        // Flash: Q, K, V read once from DRAM, O written once.
+        let flash = format!("flash_s{s}");
+        assert_eq!(m(&flash, "dram_bytes_read"), 3.0 * row);
+        assert_eq!(m(&flash, "dram_bytes_write"), row);
+        assert_eq!(m(&flash, "dram_bytes"), 4.0 * row, "the derived sum");
+        // ...but each of the S/64 query tiles reads its Q tile and every K and V tile from L2.
+        let tiles = sf / 64.0;
+        assert_eq!(m(&flash, "l2_read_sectors"), tiles * (512.0 + tiles * 2.0 * 512.0));
+        // Every shared access is one wavefront: conflict-free (padded rows) or a broadcast.
+        for v in [flash.as_str(), &format!("naive_s{s}_scores"), &format!("naive_s{s}_pv")] {
+            assert_eq!(m(v, "shared_load_wavefronts_per_instruction"), 1.0, "{v}");
+            assert_eq!(m(v, "global_load_sectors_per_request"), 4.0, "{v}");
+        }
+    }
+    let total =
+        |s: u64| ["scores", "softmax", "pv"].iter().map(|st| m(&format!("naive_s{s}_{st}"), "dram_bytes")).sum::<f64>();
+    for (a, b) in [(4096u64, 8192u64), (8192, 16384)] {
+        // 16 S^2 for the matrix, 1,024 S for Q, K (scores), V and O (P.V): x4 but for the last.
+        assert_eq!(total(b), (16 * b * b + 1024 * b) as f64);
+        let naive = total(b) / total(a);
+        assert!(naive > 3.96 && naive < 4.0, "naive x{naive} per doubling");
+        let flash = m(&format!("flash_s{b}"), "dram_bytes") / m(&format!("flash_s{a}"), "dram_bytes");
+        assert_eq!(flash, 2.0);
+    }
+    // Staging once: the same DRAM bytes, one more shared store and load per load instruction.
+    let direct = get(Pattern::Reuse, "direct", sizing);
+    let staged = get(Pattern::Reuse, "staged_once", sizing);
+    for key in ["dram_bytes_read", "dram_bytes_write", "global_load_sectors", "l2_read_sectors"] {
+        assert_eq!(metric(&direct, key), metric(&staged, key), "{key}");
+    }
+    let loads = metric(&staged, "global_load_instructions");
+    assert_eq!(metric(&staged, "shared_load_wavefronts"), loads);
+    assert_eq!(metric(&staged, "shared_store_wavefronts"), loads);
+    assert!(!predict(&direct, &ModelSettings::default()).metrics.contains_key("shared_load_wavefronts"));
 }
 
 #[test]
@@ -310,19 +367,48 @@ fn closed_form(v: &Variant) -> Option<(Totals, Totals)> {
             let k = super::sums::Sums::from_variant(v);
             Some((k.closed_totals()?, replay_every_cta(&k)))
         }
+        Spec::Attention { .. } => {
+            let k = super::attention::Attention::from_variant(v);
+            Some((k.closed_totals(), replay_every_cta(&k)))
+        }
+        Spec::Staging { .. } => {
+            let k = super::attention::Staging::from_variant(v);
+            Some((k.closed_totals()?, replay_every_cta(&k)))
+        }
         _ => None,
     }
 }
 
-/// Every streaming, strided, vector, kv-layout and sums variant of the catalogue has a closed
+/// Whether `spec` is an attention spec already in `seen` (and adds it).
+fn attention_seen(seen: &mut Vec<Spec>, spec: &Spec) -> bool {
+    if !matches!(spec, Spec::Attention { .. }) {
+        return false;
+    }
+    let known = seen.contains(spec);
+    if !known {
+        seen.push(spec.clone());
+    }
+    known
+}
+
+/// Every streaming, strided, vector, kv-layout, sums, attention and staging variant of the
+/// catalogue has a closed
 /// form, and it equals the replay of every CTA, at whole and ragged sizes.
 #[test]
 fn closed_forms_equal_the_replay_on_every_variant() {
+    let mut seen = Vec::new();
     for bytes in [1u64 << 16, 100_000, 1 << 20, 3_000_017] {
         for p in Pattern::ALL {
             for v in variants(p, Sizing { bytes }) {
+                // Attention's replay is millions of lane accesses per CTA beyond 256 tokens
+                // (4 key tiles: enough for the tile loop's extrapolation from 1 and 2), and
+                // its variants depend on the size only through the lengths: each once.
+                if matches!(v.spec, Spec::Attention { seq, .. } if seq > 256) || attention_seen(&mut seen, &v.spec) {
+                    continue;
+                }
                 let expected = matches!(v.spec, Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. })
-                    || matches!(v.spec, Spec::Kv { .. } | Spec::Sums { .. });
+                    || matches!(v.spec, Spec::Kv { .. } | Spec::Sums { .. })
+                    || matches!(v.spec, Spec::Attention { .. } | Spec::Staging { .. });
                 match closed_form(&v) {
                     Some((closed, replayed)) => assert_eq!(closed, replayed, "{} at {bytes} B", v.id()),
                     None => assert!(!expected, "{} at {bytes} B has no closed form", v.id()),
@@ -348,6 +434,16 @@ fn closed_forms_equal_the_replay_at_default_size() {
             };
             assert_eq!(o.totals, replayed, "{}", v.id());
         }
+    }
+    // reuse: the staging copy, and attention at its shortest default length (64 key tiles: the
+    // longer ones are the same arithmetic, replayed in seconds each).
+    for v in variants(Pattern::Reuse, Sizing::default()) {
+        let replayed = match &v.spec {
+            Spec::Attention { seq, .. } if *seq > 4096 => continue,
+            Spec::Attention { .. } => replay(&super::attention::Attention::from_variant(&v)),
+            _ => replay(&super::attention::Staging::from_variant(&v)),
+        };
+        assert_eq!(outcome(&v, 32).totals, replayed, "{}", v.id());
     }
 }
 

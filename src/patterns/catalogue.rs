@@ -1,6 +1,7 @@
 //! The variants of every built-in pattern, sized from one number (`--size`).
 
-use super::spec::{Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
+use super::spec::{AttentionStep, Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
+use super::spec::{ATTENTION_HEAD_DIM, ATTENTION_TILE, SOFTMAX_BLOCK};
 use super::Pattern;
 
 /// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
@@ -66,6 +67,7 @@ pub fn variants(pattern: Pattern, sizing: Sizing) -> Vec<Variant> {
         Pattern::KvLayout => kv(sizing.bytes),
         Pattern::BankConflicts => bank_conflicts(n),
         Pattern::Column => column(n),
+        Pattern::Reuse => reuse(sizing.bytes, n),
     }
 }
 
@@ -235,6 +237,61 @@ fn column(n: u64) -> Vec<Variant> {
     vec![make(true), make(false)]
 }
 
+/// The shortest sequence length of `reuse`: one tile of 64.
+const MIN_SEQ: u64 = ATTENTION_TILE;
+
+/// The sequence lengths of `reuse`: the longest is the largest power of two whose S×S fp32
+/// score matrix fits in `bytes` (16,384 at the default 1 GiB), with the two halvings below it;
+/// never shorter than 64, 128, 256 (what `--backend sim` runs at its default 64 KiB).
+pub(crate) fn attention_lengths(bytes: u64) -> [u64; 3] {
+    let mut longest = 4 * MIN_SEQ;
+    while 4 * (2 * longest) * (2 * longest) <= bytes {
+        longest *= 2;
+    }
+    [longest / 4, longest / 2, longest]
+}
+
+fn reuse(bytes: u64, n: u64) -> Vec<Variant> {
+    let (t, d) = (ATTENTION_TILE, ATTENTION_HEAD_DIM);
+    let lengths = attention_lengths(bytes);
+    let attention = |name: String, step: AttentionStep, seq: u64| {
+        let tiles = grid_dim(seq / t);
+        let tile_block = [t as u32, 1, 1];
+        let (matrix, rows) = (4 * seq * seq, 4 * seq * d);
+        let (launch, kernel, read, written) = match step {
+            AttentionStep::Scores => {
+                (Launch { grid: [tiles, tiles, 1], block: tile_block }, "attn_scores", 2 * rows, matrix)
+            }
+            AttentionStep::Softmax => (
+                Launch { grid: [grid_dim(seq), 1, 1], block: [SOFTMAX_BLOCK as u32, 1, 1] },
+                "attn_softmax",
+                matrix,
+                matrix,
+            ),
+            AttentionStep::Pv => (Launch { grid: [tiles, 1, 1], block: tile_block }, "attn_pv", matrix + rows, rows),
+            AttentionStep::Flash => (Launch { grid: [tiles, 1, 1], block: tile_block }, "attn_flash", 3 * rows, rows),
+        };
+        variant(Pattern::Reuse, &name, kernel, launch, 4, (read, written), Spec::Attention { step, seq })
+    };
+    let mut out = Vec::new();
+    for s in lengths {
+        for step in [AttentionStep::Scores, AttentionStep::Softmax, AttentionStep::Pv] {
+            out.push(attention(format!("naive_s{s}_{}", step.name()), step, s));
+        }
+    }
+    for s in lengths {
+        out.push(attention(format!("flash_s{s}"), AttentionStep::Flash, s));
+    }
+    let ilp = (BYTES_PER_THREAD / 4) as u32;
+    let staging = |name: &str, kernel: &'static str, staged: bool| {
+        let launch = Launch::linear(n, BLOCK, ilp);
+        variant(Pattern::Reuse, name, kernel, launch, 4, (4 * n, 4 * n), Spec::Staging { m: n, ilp, staged })
+    };
+    out.push(staging("direct", "reuse_direct", false));
+    out.push(staging("staged_once", "reuse_staged", true));
+    out
+}
+
 /// The side of the largest square fp32 matrix of at most `n` elements, a multiple of 32.
 fn square_side(n: u64) -> u64 {
     ((n as f64).sqrt() as u64 / 32 * 32).max(32)
@@ -282,6 +339,26 @@ mod tests {
     fn default_column_matrix_is_16384_square_like_the_rtx3070_fixture() {
         let vs = variants(Pattern::Column, Sizing::default());
         assert_eq!(vs[0].spec, Spec::Sums { along_rows: true, rows: 16384, cols: 16384 });
+    }
+
+    #[test]
+    fn reuse_lengths_double_and_follow_the_size() {
+        assert_eq!(attention_lengths(DEFAULT_SIZE_BYTES), [4096, 8192, 16384], "16384^2 x 4 B = 1 GiB");
+        assert_eq!(attention_lengths(SIM_SIZE_BYTES), [64, 128, 256]);
+        assert_eq!(attention_lengths(16 << 10), [64, 128, 256]);
+        assert_eq!(attention_lengths((1 << 30) - 1), [2048, 4096, 8192]);
+        let vs = variants(Pattern::Reuse, Sizing::default());
+        let names: Vec<&str> = vs.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names[..4], ["naive_s4096_scores", "naive_s4096_softmax", "naive_s4096_pv", "naive_s8192_scores"]);
+        assert_eq!(names[9..], ["flash_s4096", "flash_s8192", "flash_s16384", "direct", "staged_once"]);
+        let scores = &vs[0];
+        assert_eq!(scores.launch, Launch { grid: [64, 64, 1], block: [64, 1, 1] });
+        assert_eq!(scores.bytes_written, 4096 * 4096 * 4);
+        assert!(
+            scores.kernel_arg().contains(";step=scores;seq_len=4096;head_dim=64;tile=64"),
+            "{}",
+            scores.kernel_arg()
+        );
     }
 
     #[test]

@@ -12,8 +12,9 @@ mod spec;
 pub use catalogue::{sim_variants, variants, Sizing};
 #[cfg(test)]
 pub(crate) use spec::Dtype;
-pub(crate) use spec::{hash32, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
+pub(crate) use spec::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
 pub use spec::{Launch, Variant};
+pub(crate) use spec::{ATTENTION_HEAD_DIM, ATTENTION_TILE, SOFTMAX_BLOCK};
 
 use std::fmt;
 use std::str::FromStr;
@@ -39,11 +40,14 @@ pub enum Pattern {
     BankConflicts,
     /// Row-major matrix walked by row or by column.
     Column,
+    /// Reuse through shared memory: attention with the S×S scores through DRAM or kept on chip
+    /// (FlashAttention's tiling), and a staging copy whose words are used once.
+    Reuse,
 }
 
 impl Pattern {
     /// Every pattern, in the order `--all` runs them.
-    pub const ALL: [Pattern; 9] = [
+    pub const ALL: [Pattern; 10] = [
         Pattern::Coalesced,
         Pattern::Offset,
         Pattern::Stride,
@@ -53,6 +57,7 @@ impl Pattern {
         Pattern::KvLayout,
         Pattern::BankConflicts,
         Pattern::Column,
+        Pattern::Reuse,
     ];
 
     /// The name users type and the stem of the `.cu` file (`kernels/<name>.cu`).
@@ -67,6 +72,7 @@ impl Pattern {
             Pattern::KvLayout => "kv-layout",
             Pattern::BankConflicts => "bank-conflicts",
             Pattern::Column => "column",
+            Pattern::Reuse => "reuse",
         }
     }
 
@@ -89,6 +95,9 @@ impl Pattern {
             }
             Pattern::BankConflicts => "t[tid][0] on [32][32] is 32-way, [32][33] is conflict-free; tiled transpose",
             Pattern::Column => "row-major matrix: summing along rows (one thread per row) vs along columns",
+            Pattern::Reuse => {
+                "attention: naive DRAM bytes x4 per doubling of S (the SxS scores), flash x2; staging used once gains nothing"
+            }
         }
     }
 }

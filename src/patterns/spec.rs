@@ -145,6 +145,38 @@ pub(crate) enum TransposeTile {
     Naive,
 }
 
+/// Head dimension of the `reuse` pattern's attention (one head, fp32).
+pub(crate) const ATTENTION_HEAD_DIM: u64 = 64;
+/// Rows of Q and of K/V per tile, and threads per block, of the attention kernels.
+pub(crate) const ATTENTION_TILE: u64 = 64;
+/// Threads per block of the softmax kernel (one block per row).
+pub(crate) const SOFTMAX_BLOCK: u64 = 256;
+
+/// Which kernel of single-head attention a `reuse` variant runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum AttentionStep {
+    /// Naive, first kernel: the scores `Q·Kᵀ / sqrt(d)` written to global memory (S×S).
+    Scores,
+    /// Naive, second kernel: the row softmax of the scores, in place (S×S read and written).
+    Softmax,
+    /// Naive, third kernel: `P·V` from the S×S probabilities in global memory.
+    Pv,
+    /// FlashAttention's tiling: one kernel, online softmax, no S×S in global memory.
+    Flash,
+}
+
+impl AttentionStep {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            AttentionStep::Scores => "scores",
+            AttentionStep::Softmax => "softmax",
+            AttentionStep::Pv => "pv",
+            AttentionStep::Flash => "flash",
+        }
+    }
+}
+
 /// The typed parameters of one variant, and the address arithmetic its kernel implements.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -192,6 +224,43 @@ pub(crate) enum Spec {
     /// `along_rows`: thread `i` sums row `i` (`a[i * cols + c]`, lanes a row apart: uncoalesced);
     /// otherwise thread `i` sums column `i` (`a[r * cols + i]`, coalesced).
     Sums { along_rows: bool, rows: u64, cols: u64 },
+    /// One kernel of single-head attention over `seq` tokens, head dimension `d = 64`, fp32,
+    /// row-major `Q, K, V, O: [seq, 64]`, tile `T = 64`, `seq` a multiple of 64. Every block of
+    /// `T` threads is `T` threads `t` (warp `t / 32`, lane `t % 32`); `sync` is `__syncthreads`.
+    /// Shared tiles are `float` arrays indexed by word; `K·` marks a broadcast (every lane the
+    /// same word), read through a `volatile` pointer so each is one 32-bit load.
+    ///
+    /// * `Scores` (`attn_scores`): grid `(seq/T, seq/T)`, block `x = kt` (keys), `y = qt`
+    ///   (queries); `Qs[T*T]`, `Ks[T*(T+1)]` (padded). For `r in 0..T`: `Qs[r*T + t] =
+    ///   Q[(qt*T + r)*64 + t]`, `Ks[r*(T+1) + t] = K[(kt*T + r)*64 + t]`; sync; for `k in 0..64`:
+    ///   `kr[k] = Ks[t*(T+1) + k]` (conflict-free); for `i in 0..T`: `s = Σ_k Qs[i*T + k]·kr[k]`
+    ///   (broadcast), `Sc[(qt*T + i)*seq + kt*T + t] = s / 8`.
+    /// * `Softmax` (`attn_softmax`): grid `seq`, block 256, row `i = blockIdx.x` of `Sc`, in
+    ///   place; `buf[seq]` (dynamic shared), `red[8]`. (1) for `j = t; j < seq; j += 256`:
+    ///   `x = Sc[i*seq + j]`, `buf[j] = x`, running max; (2) block max: warp shuffles, lane 0 of
+    ///   warp `w` stores `red[w]`, sync, every thread loads `red[0..8]` (broadcast), sync;
+    ///   (3) for the same `j`: `e = exp(buf[j] - max)`, `buf[j] = e`, running sum; (4) block sum
+    ///   as (2); (5) for the same `j`: `Sc[i*seq + j] = buf[j] / sum`.
+    /// * `Pv` (`attn_pv`): grid `seq/T`, block `qt`; thread `t` is output dimension `t`;
+    ///   `Ps[T*T]`, `Vs[T*T]`. For each key tile `kt in 0..seq/T`: for `r in 0..T`: `Ps[r*T + t] =
+    ///   P[(qt*T + r)*seq + kt*T + t]`, `Vs[r*T + t] = V[(kt*T + r)*64 + t]`; sync; for `j in
+    ///   0..T`: `v = Vs[j*T + t]`, for `i in 0..T`: `acc[i] += Ps[i*T + j]·v` (broadcast); sync.
+    ///   Then for `i in 0..T`: `O[(qt*T + i)*64 + t] = acc[i]`.
+    /// * `Flash` (`attn_flash`): grid `seq/T`, block `qt`; thread `t` is query row `qt*T + t`;
+    ///   `QK[T*(T+1)]` (Q staging, then the K tile, then O staging), `Vs[T*T]`. For `r in 0..T`:
+    ///   `QK[r*(T+1) + t] = Q[(qt*T + r)*64 + t]`; sync; for `k`: `q[k] = QK[t*(T+1) + k] / 8`;
+    ///   sync. For each key tile `kt`: for `r`: `QK[r*T + t] = K[(kt*T + r)*64 + t]`, `Vs[r*T + t]
+    ///   = V[(kt*T + r)*64 + t]`; sync; for `j in 0..T`: `s = Σ_k q[k]·QK[j*T + k]` (broadcast),
+    ///   online softmax (running max `m`, sum `l`, rescale `c`), for `k`: `o[k] = o[k]·c +
+    ///   p·Vs[j*T + k]` (broadcast); sync. Then for `k`: `QK[t*(T+1) + k] = o[k] / l`; sync; for
+    ///   `r`: `O[(qt*T + r)*64 + t] = QK[r*(T+1) + t]`.
+    Attention { step: AttentionStep, seq: u64 },
+    /// The same streaming read, `out[j] = 2 * in[j]` (fp32, streaming convention, blocks of 256,
+    /// `ilp` items per thread, `j < m`): straight from global memory (`staged == false`, the
+    /// `coalesced` copy's arithmetic), or staged once through shared memory (`staged`): for
+    /// each item `k`, `tile[k*256 + t] = in[j]`; sync; for each `k`, `out[j] = 2 * tile[k*256 +
+    /// t]`: every word stored and loaded once, nothing reused.
+    Staging { m: u64, ilp: u32, staged: bool },
 }
 
 /// One variant of a pattern: what to launch and what the algorithm needs.
@@ -287,6 +356,15 @@ impl Variant {
             }
             Spec::Sums { along_rows, rows, cols } => {
                 vec![("along_rows", Flag(*along_rows)), ("rows", Int(*rows)), ("cols", Int(*cols))]
+            }
+            Spec::Attention { step, seq } => vec![
+                ("step", Text(step.name().into())),
+                ("seq_len", Int(*seq)),
+                ("head_dim", Int(ATTENTION_HEAD_DIM)),
+                ("tile", Int(ATTENTION_TILE)),
+            ],
+            Spec::Staging { m, ilp, staged } => {
+                vec![("elements", Int(*m)), ("ilp", Int(u64::from(*ilp))), ("staged", Flag(*staged))]
             }
         }
     }

@@ -24,6 +24,7 @@ impl Fmt {
             Fmt::Factor => format!("{v:.2}x"),
             Fmt::Percent => format!("{:.0}%", v * 100.0),
             Fmt::GbPerSec => format!("{:.1}", v / 1e9),
+            Fmt::Megabytes => format!("{:.1}", v / 1e6),
             Fmt::Micros => format!("{:.1}", v * 1e6),
             Fmt::Count => thousands(v.round() as i128),
         }
@@ -118,6 +119,7 @@ mod tests {
         assert_eq!(Fmt::Percent.show(0.934), "93%");
         assert_eq!(Fmt::GbPerSec.show(3.9e12), "3900.0");
         assert_eq!(Fmt::Factor.show(8.0), "8.00x");
+        assert_eq!(Fmt::Megabytes.show(1_073_741_824.0), "1073.7");
     }
 
     #[test]

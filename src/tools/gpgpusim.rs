@@ -67,10 +67,10 @@ const CUDA12_PATCH: &str = "cuda12-runtime";
 /// The newest CUDA runtime the patched simulator stands in for (`libcudart.so.13`).
 const NEWEST_CUDA: u32 = 13;
 /// How to rebuild a program for the simulator with the CUDA 11.8 toolkit.
-pub const REBUILD: &str = ".tools/cuda11/bin/nvcc -cudart shared -arch=sm_70 -lineinfo -ccbin g++-11";
+pub const REBUILD: &str = "coalprof profile --backend sim FILE.cu` (coalprof compiles it), or `nvcc -cudart shared -arch=sm_70 -lineinfo -ccbin g++-11` with the tool home's CUDA 11.8 `cuda11/bin/nvcc";
 
-const INSTALL_HINT: &str = "run `scripts/install-sim.sh` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into \
-    `.tools/`), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
+const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into the \
+    tool home), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
 
 /// A located GPGPU-Sim and the CUDA ≤ 11 toolkit it works with.
 #[derive(Debug, Clone)]
@@ -110,6 +110,28 @@ impl GpgpuSim {
     /// The nvcc that builds programs for the simulator.
     pub fn nvcc(&self) -> Nvcc {
         Nvcc { path: self.cuda.join("bin/nvcc") }
+    }
+
+    /// Compile a CUDA source into a program the simulator can run: its CUDA 11 nvcc, the
+    /// configuration's architecture, the shared runtime it replaces, line info for `lines`, and
+    /// the user's own arguments (`-I`, `-D`) last. No `-Werror`: the user's code, not ours.
+    pub fn build_program(&self, source: &Path, output: &Path, extra: &[String]) -> Result<(), ToolError> {
+        let cmd = Cmd::new(self.cuda.join("bin/nvcc"))
+            .arg(format!("-arch={ARCH}"))
+            .args(["-lineinfo", "-O3"])
+            .args(NVCC_FLAGS.iter().copied())
+            .args(extra.iter().map(String::as_str))
+            .arg("-o")
+            .arg(output)
+            .arg(source)
+            .timeout(Some(Duration::from_secs(600)));
+        let out = run_sync(&cmd, None)?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let diagnostics = format!("{}{}", out.stdout, out.stderr);
+        Err(ToolError::failed(format!("`{}` does not compile for the simulator", source.display()), &cmd, &out)
+            .with_output(diagnostics))
     }
 
     /// The configuration's folder.
@@ -304,7 +326,7 @@ mod tests {
         let err = GpgpuSim::locate(&dir.path().join("sim"), &dir.path().join("cuda11")).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("libcudart.so") && text.contains("nvcc"), "{text}");
-        assert!(err.hint().unwrap().contains("scripts/install-sim.sh"));
+        assert!(err.hint().unwrap().contains("coalprof setup sim"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `--backend sim`: the built-in kernels executed in GPGPU-Sim (built by `scripts/install-sim.sh`)
 //! against the address model, the model's continuous oracle: for a subset of every pattern's
 //! variants at a small size, the simulated counters must equal the predicted ones exactly, as
-//! `../shared/docs/gpgpu-sim.md` found for all 42 (`scripts/bench-sim.sh` runs all of them).
+//! `../shared/docs/gpgpu-sim.md` found for every variant (`scripts/bench-sim.sh` runs all of them, in both simulator modes).
 
 use crate::util::{coalprof, json, real_nvcc, root, skipped, OkStdout};
 
@@ -70,7 +70,21 @@ fn simulate_in(patterns: &str, variants: &str, mode: &str) -> serde_json::Value 
     assert_eq!(record["config"], "SM7_QV100");
     assert_eq!(record["sim_mode"], mode);
     assert!(record["simulator"].as_str().unwrap().contains("GPGPU-Sim"), "{record}");
+    assert_unmeasured_said_once(&results);
     results
+}
+
+/// The counters GPGPU-Sim never gives (no L2, DRAM or time model: `../shared/docs/gpgpu-sim.md`)
+/// are one notice, `not measured by GPGPU-Sim`, however many patterns ran; nothing is said to be
+/// missing from the input (a counter it measures but a kernel lacks is an access that never ran).
+fn assert_unmeasured_said_once(results: &serde_json::Value) {
+    let notices: Vec<&str> = results["notices"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let by_sim: Vec<&&str> = notices.iter().filter(|n| n.starts_with("not measured by GPGPU-Sim: ")).collect();
+    assert_eq!(by_sim.len(), 1, "{notices:?}");
+    for never in ["dram_bytes_read", "dram_bytes_write", "l2_read_sectors", "duration"] {
+        assert!(by_sim[0].contains(never), "{never}: {notices:?}");
+    }
+    assert!(!notices.iter().any(|n| n.contains("not in the input")), "{notices:?}");
 }
 
 /// Every row simulated, every counter of [`EXACT`] the model predicts present and equal, no
@@ -146,7 +160,7 @@ fn the_functional_mode_counts_what_the_timing_mode_counts() {
 }
 
 #[test]
-fn a_missing_simulator_is_exit_4_naming_the_install_script() {
+fn a_missing_simulator_is_exit_4_naming_the_setup_command() {
     let dir = tempfile::tempdir().unwrap();
     let out = coalprof()
         .env("COALPROF_GPGPUSIM", dir.path().join("none"))
@@ -156,7 +170,7 @@ fn a_missing_simulator_is_exit_4_naming_the_install_script() {
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{e}");
-    assert!(e.contains("scripts/install-sim.sh"), "{e}");
+    assert!(e.contains("coalprof setup sim"), "{e}");
     assert_eq!(e.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{e}");
 }
 
@@ -204,6 +218,9 @@ fn profile_sim_gives_per_kernel_rows_and_lines_names_the_strided_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let results = json(&out.stdout);
     assert_eq!(results["provenance"]["backend"], "sim");
+    assert_unmeasured_said_once(&results);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not in the input"), "{stderr}");
     let rows = results["rows"].as_array().unwrap();
     let row = |name: &str| {
         rows.iter()
@@ -235,6 +252,70 @@ fn profile_sim_gives_per_kernel_rows_and_lines_names_the_strided_line() {
     assert_eq!(worst["op"], "global load");
     assert_eq!(worst["sectors_per_request"].as_f64(), Some(32.0));
     assert!(worst["diagnosis"].as_str().unwrap().contains("32.0 sectors/request"), "{worst}");
+}
+
+/// `profile --backend sim FILE.cu` from the user's own folder (outside the checkout, the
+/// simulator named by the variables a tool home would stand for): coalprof compiles the source
+/// itself (the right nvcc, host compiler, `-cudart shared`, `-lineinfo`, `--nvcc-arg`), runs it,
+/// and `lines` on the saved run names the strided line by its path in that folder.
+#[test]
+fn profile_sim_compiles_a_source_file_itself_from_any_folder() {
+    if !simulator("profile_sim_compiles_a_source_file_itself_from_any_folder") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The example with its stride made a macro: `--nvcc-arg=-D…` must reach nvcc to compile it.
+    let text = std::fs::read_to_string(root().join("examples/sim/app.cu")).unwrap();
+    assert!(text.contains("int stride"), "the example changed: adapt this test");
+    std::fs::write(dir.path().join("walk.cu"), format!("#ifndef WALK_OK\n#error WALK_OK not defined\n#endif\n{text}"))
+        .unwrap();
+    let tools = root().join(".tools");
+    let out = coalprof()
+        .env("COALPROF_GPGPUSIM", tools.join("gpgpu-sim"))
+        .env("CUDA11_HOME", tools.join("cuda11"))
+        .current_dir(dir.path())
+        .args(["--format", "json", "profile", "--backend", "sim", "walk.cu", "--nvcc-arg=-DWALK_OK"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = json(&out.stdout);
+    let spr = |name: &str| {
+        let rows = results["rows"].as_array().unwrap();
+        let r = rows.iter().find(|r| r["kernel"].as_str().unwrap().starts_with(name)).unwrap();
+        r["metrics"]["global_load_sectors_per_request"].as_f64()
+    };
+    assert_eq!((spr("coalesced_copy("), spr("strided_copy(")), (Some(4.0), Some(32.0)));
+    // Saved where a user's runs go outside the checkout, with the program it built and run.json.
+    let runs = dir.path().join("profiles");
+    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    assert!(run.join("walk").is_file() && run.join("run.json").is_file(), "{run:?}");
+    let lines = json(&coalprof().current_dir(dir.path()).args(["--format", "json", "lines"]).arg(&run).ok_stdout());
+    let worst = &lines["rows"][0];
+    assert_eq!(worst["path"].as_str(), Some("walk.cu"), "{worst}");
+    assert_eq!(worst["sectors_per_request"].as_f64(), Some(32.0), "{worst}");
+    // Without the define it does not compile: nvcc's own words, exit 3, one error line.
+    let out = coalprof()
+        .env("COALPROF_GPGPUSIM", tools.join("gpgpu-sim"))
+        .env("CUDA11_HOME", tools.join("cuda11"))
+        .current_dir(dir.path())
+        .args(["profile", "--backend", "sim", "walk.cu"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("does not compile for the simulator") && e.contains("WALK_OK not defined"), "{e}");
+}
+
+#[test]
+fn a_source_file_needs_the_simulator_backend_and_must_exist() {
+    let out = coalprof().args(["profile", "walk.cu"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("only for `--backend sim`"), "{e}");
+    let out = coalprof().args(["profile", "--backend", "sim", "nope.cu"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("nope.cu"), "{e}");
 }
 
 #[test]
