@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-#! Runs all 42 built-in variants in GPGPU-Sim (`coalprof run --backend sim --all`, which runs one
+#! Runs every built-in variant in GPGPU-Sim (`coalprof run --backend sim --all`, which runs one
 #! simulator per core) once per simulator mode, functional (the default) then timing, and prints
 #! the agreement table: per variant, whether each counter the simulator and the address model
 #! share (global requests and sectors, shared instructions, wavefronts and conflicts) is equal in
@@ -70,11 +70,11 @@ for i in ids:
 print()
 for m in modes:
     print(f"{m:>10}: {exact[m]}/{len(rows[m])} variants simulated = predicted exactly, at --size {size}; {seconds[m]:.1f} s wall")
-ok = all(exact[m] == len(rows[m]) == 42 for m in modes)
+ok = all(exact[m] == len(rows[m]) == len(ids) > 0 for m in modes)
 if len(modes) > 1:
     print(f"     modes: {same}/{len(ids)} variants with every counter equal in both; "
           f"{modes[1]} / {modes[0]} wall time = {seconds[modes[1]] / seconds[modes[0]]:.1f}x")
-    ok = ok and same == len(ids) == 42
+    ok = ok and same == len(ids)
 sys.exit(0 if ok else 1)
 PY
 [ "$status" = 0 ] || exit "$status"

@@ -195,7 +195,7 @@ pub(crate) struct RunArgs {
     /// lists them), with `--backend sim` or `--backend model`.
     #[arg(long, value_delimiter = ',', value_name = "V[,V…]")]
     pub variant: Vec<String>,
-    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `64K` under
+    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `256K` under
     /// `--backend sim`, which the simulator finishes in seconds).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,

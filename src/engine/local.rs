@@ -68,6 +68,7 @@ pub(crate) struct Sim<'a> {
 /// The simulator, the patterns built for it, and what the run records about them.
 pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettings) -> Result<(Sim<'a>, Record)> {
     let sim = common.tools.gpgpusim()?;
+    crate::measure::sim::check_mode(&sim, s.profiler.sim_mode)?;
     let nvcc = sim.nvcc();
     let nvcc_version = nvcc.version()?;
     tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");

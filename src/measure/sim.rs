@@ -303,18 +303,9 @@ fn key(prefix: &str, what: &str) -> &'static str {
         .unwrap_or("")
 }
 
-/// Run `program args` under the simulator in `dir`, in `mode` with the toolkit `cuda`, and read
-/// what it left there.
-/// In the functional mode the build must have the patch that makes that mode count (an older
-/// one writes no statistics there).
-pub(crate) fn run_in(
-    sim: &GpgpuSim,
-    program: &Path,
-    args: &[std::ffi::OsString],
-    dir: &Path,
-    (mode, cuda): (SimMode, &Path),
-    timeout: std::time::Duration,
-) -> Result<SimRun> {
+/// Whether `sim` can count in `mode`: the functional mode needs the patch that makes it count
+/// (an older build writes no statistics there).
+pub(crate) fn check_mode(sim: &GpgpuSim, mode: SimMode) -> Result<()> {
     if mode == SimMode::Functional && !sim.counts_functionally() {
         return Err(Error::unavailable(
             format!(
@@ -326,6 +317,20 @@ pub(crate) fn run_in(
              `scripts/sim-patches/0003-functional-mem-accesses.patch`), or pass `--sim-mode timing`",
         ));
     }
+    Ok(())
+}
+
+/// Run `program args` under the simulator in `dir`, in `mode` with the toolkit `cuda`, and read
+/// what it left there.
+pub(crate) fn run_in(
+    sim: &GpgpuSim,
+    program: &Path,
+    args: &[std::ffi::OsString],
+    dir: &Path,
+    (mode, cuda): (SimMode, &Path),
+    timeout: std::time::Duration,
+) -> Result<SimRun> {
+    check_mode(sim, mode)?;
     let rejected = |log: &str| crate::parse::gpgpusim::failure(log).map(str::to_string);
     let (_, elapsed) = sim.run(program, args, dir, (mode, cuda), timeout, &rejected)?;
     let mut run = crate::parse::gpgpusim::read_run(dir)

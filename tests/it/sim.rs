@@ -1,9 +1,9 @@
 //! `--backend sim`: the built-in kernels executed in GPGPU-Sim (built by `scripts/install-sim.sh`)
 //! against the address model, the model's continuous oracle: for a subset of every pattern's
 //! variants at a small size, the simulated counters must equal the predicted ones exactly, as
-//! `../shared/docs/gpgpu-sim.md` found for all 42 (`scripts/bench-sim.sh` runs all of them).
+//! `../shared/docs/gpgpu-sim.md` found for every variant (`scripts/bench-sim.sh` runs all of them, in both simulator modes).
 
-use crate::util::{coalprof, json, root, skipped, OkStdout};
+use crate::util::{coalprof, json, real_nvcc, root, skipped, OkStdout};
 
 /// The counters the simulator and the model agree on exactly: requests and sectors of global
 /// loads and stores, shared instructions and wavefronts (and so conflicts).
@@ -36,9 +36,26 @@ fn simulator(test: &str) -> bool {
 
 /// `run --backend sim` of `variants` of `patterns` at 16 KiB: the JSON results.
 fn simulate(patterns: &str, variants: &str) -> serde_json::Value {
+    simulate_in(patterns, variants, "functional")
+}
+
+/// [`simulate`] in the simulator's `mode` (`functional` or `timing`).
+fn simulate_in(patterns: &str, variants: &str, mode: &str) -> serde_json::Value {
     let out_dir = tempfile::tempdir().unwrap();
     let out = coalprof()
-        .args(["--format", "json", "run", "--backend", "sim", "--size", "16K", "--pattern", patterns])
+        .args([
+            "--format",
+            "json",
+            "run",
+            "--backend",
+            "sim",
+            "--sim-mode",
+            mode,
+            "--size",
+            "16K",
+            "--pattern",
+            patterns,
+        ])
         .args(["--variant", variants, "--out"])
         .arg(out_dir.path())
         .output()
@@ -51,6 +68,7 @@ fn simulate(patterns: &str, variants: &str) -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(record["backend"], "sim");
     assert_eq!(record["config"], "SM7_QV100");
+    assert_eq!(record["sim_mode"], mode);
     assert!(record["simulator"].as_str().unwrap().contains("GPGPU-Sim"), "{record}");
     assert_unmeasured_said_once(&results);
     results
@@ -134,6 +152,24 @@ fn vector_layout_and_shared_kernels_simulated_equal_the_model() {
         r["metrics"]["global_load_sectors_per_request"].as_f64().unwrap()
     };
     assert_eq!((spr("nhd_fp16"), spr("hdn_fp16")), (2.0, 32.0), "the lesson: 2 vs 32 sectors/request in fp16");
+}
+
+#[test]
+fn the_functional_mode_counts_what_the_timing_mode_counts() {
+    if !simulator("the_functional_mode_counts_what_the_timing_mode_counts") {
+        return;
+    }
+    // Global loads one sector off (offset_1) and shared stores with 32-way conflicts
+    // (transpose_32x32): every per-line counter the two modes write must be equal.
+    let variants = "offset_1,transpose_32x32";
+    let rows = |mode| {
+        let r = simulate_in("offset,bank-conflicts", variants, mode);
+        assert_simulated_equals_predicted(&r, variants);
+        r["rows"].as_array().unwrap().iter().map(|r| (r["variant"].clone(), r["metrics"].clone())).collect::<Vec<_>>()
+    };
+    let (functional, timing) = (rows("functional"), rows("timing"));
+    assert_eq!(functional.len(), 2);
+    assert_eq!(functional, timing);
 }
 
 #[test]
@@ -307,4 +343,70 @@ fn a_program_with_the_static_cuda_runtime_is_refused_plainly() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{e}");
     assert!(e.contains("statically") && e.contains("-cudart shared"), "{e}");
+}
+
+/// `examples/sim/app.cu` built by the project's CUDA 12+ nvcc (PyPI; CUDA 13 has no sm_70, so
+/// `sm_75`, whose PTX the simulator runs) into `dir`: with the shared runtime (linked through a
+/// `libcudart.so` beside the wheel's `libcudart.so.13`), or nvcc's default static one.
+fn build_example_cuda12(nvcc: &std::path::Path, dir: &std::path::Path, static_runtime: bool) -> std::path::PathBuf {
+    let exe = dir.join(if static_runtime { "app12-static" } else { "app12" });
+    let lib = nvcc.parent().unwrap().parent().unwrap().join("lib");
+    let runtime = std::fs::read_dir(&lib)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("libcudart.so."))
+        .unwrap_or_else(|| panic!("no libcudart.so.* in {}", lib.display()));
+    std::os::unix::fs::symlink(&runtime, dir.join("libcudart.so")).unwrap();
+    let mut cmd = std::process::Command::new(nvcc);
+    cmd.args(["-arch=sm_75", "-lineinfo", "-o"]).arg(&exe).arg(root().join("examples/sim/app.cu"));
+    if !static_runtime {
+        cmd.args(["-cudart", "shared"]).arg(format!("-L{}", dir.display()));
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+#[test]
+fn a_program_built_with_cuda_12_or_later_runs_in_the_simulator() {
+    let test = "a_program_built_with_cuda_12_or_later_runs_in_the_simulator";
+    let Some(nvcc) = real_nvcc(test) else { return };
+    if !simulator(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = build_example_cuda12(&nvcc, dir.path(), false);
+    let out = coalprof()
+        .args(["--format", "json", "profile", "--backend", "sim", "--out"])
+        .arg(dir.path().join("runs"))
+        .arg("--")
+        .arg(&app)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = json(&out.stdout);
+    let rows = results["rows"].as_array().unwrap();
+    // The same counts as the CUDA 11.8 build of the same program (the test above).
+    for (kernel, spr) in [("strided_copy(", 32.0), ("coalesced_copy(", 4.0)] {
+        let r = rows.iter().find(|r| r["kernel"].as_str().unwrap().starts_with(kernel)).unwrap();
+        assert_eq!(r["metrics"]["global_load_sectors_per_request"].as_f64(), Some(spr), "{kernel}");
+        assert_eq!(r["metrics"]["global_load_requests"].as_f64(), Some(4096.0 / 32.0), "{kernel}");
+    }
+}
+
+#[test]
+fn a_cuda_12_program_with_the_static_runtime_is_refused_naming_the_rebuild() {
+    let test = "a_cuda_12_program_with_the_static_runtime_is_refused_naming_the_rebuild";
+    let Some(nvcc) = real_nvcc(test) else { return };
+    if !simulator(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = build_example_cuda12(&nvcc, dir.path(), true);
+    let out =
+        coalprof().args(["profile", "--backend", "sim", "--out"]).arg(dir.path()).arg("--").arg(&app).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert_eq!(e.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{e}");
+    assert!(e.contains("statically") && e.contains("-cudart shared -arch=sm_70 -lineinfo -ccbin g++-11"), "{e}");
 }
