@@ -1,4 +1,4 @@
-//! Two things done once at build time instead of at every start:
+//! Three things done once at build time instead of at every start:
 //!
 //! * The `coalprof` executable is linked position-dependent (non-PIE) on Linux. A PIE of this
 //!   size carries 87,000 relative relocations (polars' vtables, mostly): the loader writes every
@@ -11,7 +11,12 @@
 //!   byte offset they start at, for their line numbers. A file that does not parse is written
 //!   as `null`, and the run-time TOML parser then says what is wrong with it.
 //!
-//! Both measured in `docs/performance.md`, "Native report reading".
+//! * The project's patches to GPGPU-Sim (`scripts/sim-patches/*.patch`) are listed into
+//!   `$OUT_DIR/sim_patches.rs`, which `src/tools/setup/sim.rs` includes: an installed coalprof
+//!   carries them for `coalprof setup sim`, and a new patch file is picked up without a code
+//!   change.
+//!
+//! The first two are measured in `docs/performance.md`, "Native report reading".
 
 // Cargo tells a build script the target and its output folder in its environment: this is not
 // the program reading it.
@@ -30,6 +35,29 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let json = std::fs::read_to_string("metrics.toml").ok().and_then(|t| catalogue_json(&t)).unwrap_or("null".into());
     std::fs::write(out.join("metrics.json"), json).expect("OUT_DIR is writable");
+    std::fs::write(out.join("sim_patches.rs"), sim_patches()).expect("OUT_DIR is writable");
+}
+
+/// `pub(super) const SIM_PATCHES: &[(&str, &[u8])]`: each patch's file name and bytes, in name order
+/// (the order they apply in). A missing folder fails the build: a coalprof without its patches
+/// would build a simulator that miscounts.
+fn sim_patches() -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sim-patches");
+    // A folder: cargo reruns this script when any file in it changes, is added or removed.
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the patches to GPGPU-Sim are part of the build)", dir.display()))
+        .map(|e| e.expect("a readable folder").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".patch"))
+        .collect();
+    names.sort();
+    let mut code = String::from("/// The patches of `scripts/sim-patches/`, by file name, in the order they apply.\n");
+    code.push_str("pub(super) const SIM_PATCHES: &[(&str, &[u8])] = &[\n");
+    for n in &names {
+        code.push_str(&format!("    ({n:?}, include_bytes!({:?})),\n", dir.join(n).display().to_string()));
+    }
+    code.push_str("];\n");
+    code
 }
 
 /// Only the gate entries, with their places in the file.

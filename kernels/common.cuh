@@ -95,6 +95,22 @@ __device__ __forceinline__ half_bits float_to_half(float f) {
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
 }
+// The host's float_to_half for the inputs (finite, non-negative, below 65520): the same
+// round-to-nearest-even as `cvt.rn.f16.f32`, subnormal halves included.
+inline half_bits host_float_to_half(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = (x & 0x7fffff) | (x & 0x7f800000 ? 0x800000 : 0);
+    // Normal halves keep 10 of the 23 fraction bits; subnormal ones fewer, by 1 - exp.
+    const int shift = exp > 0 ? 13 : 14 - exp;
+    if (shift > 24) return 0;
+    uint32_t h = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (exp > 0) h = (static_cast<uint32_t>(exp) << 10) | (h & 0x3ff);
+    if (rest > halfway || (rest == halfway && (h & 1))) ++h;  // a carry into the exponent is right
+    return static_cast<half_bits>(h);
+}
 // 2 * x for both halves of a packed half2 (x + x is exact).
 __device__ __forceinline__ uint32_t half2_twice(uint32_t x) {
     uint32_t r;
@@ -220,8 +236,17 @@ void run_variant(const Spec& s, Harness& h);
 // Device buffers and their initialisation (all on the device; kernels named coalprof_init_*)
 // ---------------------------------------------------------------------------------------------
 
-// Deterministic, cheap input values in [0, 1): the top 24 bits of the hash of the index.
-__device__ __forceinline__ float coalprof_init_value(uint64_t i, uint32_t seed) {
+// --host-init: buffers filled on the host and copied (or zeroed with cudaMemset) instead of by
+// the coalprof_init_* kernels, with the same values. Under a simulator those kernels are most
+// of the instructions executed; on a GPU they are faster than the copy.
+inline bool& host_init() {
+    static bool on = false;
+    return on;
+}
+
+// Deterministic, cheap input values in [0, 1): the top 24 bits of the hash of the index (a
+// multiple of 2^-24, so exact in fp32 on the host and the device alike).
+__host__ __device__ __forceinline__ float coalprof_init_value(uint64_t i, uint32_t seed) {
     return static_cast<float>(coalprof_hash32(static_cast<uint32_t>(i), seed) >> 8) * 5.9604645e-08f;
 }
 
@@ -298,14 +323,30 @@ class DeviceBuffer {
 
     // Fill the whole allocation with deterministic inputs / zeros.
     void fill_f32(uint32_t seed) {
+        if (host_init()) {
+            std::vector<float> v(static_cast<size_t>(bytes_ / 4));
+            for (size_t i = 0; i < v.size(); ++i) v[i] = coalprof_init_value(i, seed);
+            CUDA_CHECK(cudaMemcpy(ptr_, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+            return;
+        }
         coalprof_init_fill_f32<<<init_grid(bytes_ / 4), 256>>>(at<float>(), bytes_ / 4, seed);
         CUDA_CHECK(cudaGetLastError());
     }
     void fill_f16(uint32_t seed) {
+        if (host_init()) {
+            std::vector<half_bits> v(static_cast<size_t>(bytes_ / 2));
+            for (size_t i = 0; i < v.size(); ++i) v[i] = host_float_to_half(coalprof_init_value(i, seed));
+            CUDA_CHECK(cudaMemcpy(ptr_, v.data(), v.size() * sizeof(half_bits), cudaMemcpyHostToDevice));
+            return;
+        }
         coalprof_init_fill_f16<<<init_grid(bytes_ / 2), 256>>>(at<half_bits>(), bytes_ / 2, seed);
         CUDA_CHECK(cudaGetLastError());
     }
     void zero() {
+        if (host_init()) {
+            CUDA_CHECK(cudaMemset(ptr_, 0, static_cast<size_t>(bytes_)));
+            return;
+        }
         coalprof_init_zero<<<init_grid(bytes_ / 4), 256>>>(at<uint32_t>(), bytes_ / 4);
         CUDA_CHECK(cudaGetLastError());
     }
@@ -591,7 +632,8 @@ inline uint32_t parse_count(const char* opt, const char* v, uint32_t min) {
 inline Options parse_options(int argc, char** argv) {
     Options o;
     const char* usage =
-        "usage: %s --manifest PATH [--plan] [--time] [--warmup N] [--repeats N] --variant SPEC [--variant SPEC ...]";
+        "usage: %s --manifest PATH [--plan] [--time] [--warmup N] [--repeats N] [--host-init] --variant SPEC "
+        "[--variant SPEC ...]";
     int nvariant = 0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -605,6 +647,8 @@ inline Options parse_options(int argc, char** argv) {
             o.time = true;
         } else if (a == "--plan") {
             o.plan = true;
+        } else if (a == "--host-init") {
+            host_init() = true;
         } else if (a == "--warmup") {
             o.warmup = parse_count("--warmup", value(), 0);
         } else if (a == "--repeats") {

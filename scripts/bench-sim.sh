@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-#! Runs all 42 built-in variants in GPGPU-Sim (`coalprof run --backend sim --all`, two processes
-#! at a time on the two halves of the patterns) and prints the agreement table: per variant,
-#! whether each counter the simulator and the address model share (global requests and sectors,
-#! shared instructions, wavefronts and conflicts) is equal, and the wall time.
-#! Usage: scripts/bench-sim.sh [SIZE] (default 64K, the simulator's default). Needs
-#! scripts/install-sim.sh first.
+#! Runs every built-in variant in GPGPU-Sim (`coalprof run --backend sim --all`, which runs one
+#! simulator per core) once per simulator mode, functional (the default) then timing, and prints
+#! the agreement table: per variant, whether each counter the simulator and the address model
+#! share (global requests and sectors, shared instructions, wavefronts and conflicts) is equal in
+#! each mode, whether the two modes' counters are equal, and each mode's wall time and their ratio.
+#! Usage: scripts/bench-sim.sh [SIZE] [MODES] (SIZE default: the simulator's default size; MODES
+#! default `functional,timing`, or one of them). Needs scripts/install-sim.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size="${1:-64K}"
+size="${1:-}"
+modes="${2:-functional,timing}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # COALPROF_BIN: a coalprof already built (else the release build of this checkout).
@@ -16,35 +18,64 @@ if [ -z "$bin" ]; then
     cargo build --release --quiet
     bin="${CARGO_TARGET_DIR:-target}/release/coalprof"
 fi
-start=$SECONDS
-half() { "$bin" --format json run --backend sim --size "$size" --pattern "$1" --out "$out/runs-$2" > "$out/$2.json"; }
-half coalesced,offset,stride,broadcast,gather a &
-a=$!
-half vector,kv-layout,bank-conflicts,column b &
-b=$!
+size_args=()
+[ -n "$size" ] && size_args=(--size "$size")
 status=0
-wait "$a" || status=$?
-wait "$b" || status=$?
-elapsed=$((SECONDS - start))
-python3 - "$out/a.json" "$out/b.json" "$elapsed" "$size" <<'PY'
-import json, sys
+for mode in ${modes//,/ }; do
+    start=$(date +%s.%N)
+    "$bin" --format json run --backend sim --sim-mode "$mode" "${size_args[@]}" --all \
+        --out "$out/runs-$mode" > "$out/$mode.json" || status=$?
+    end=$(date +%s.%N)
+    echo "$mode $start $end" >> "$out/seconds"
+done
+py=0
+python3 - "$out" "${size:-default}" <<'PY' || py=$?
+import json, os, sys
+out, size = sys.argv[1], sys.argv[2]
 keys = ["global_load_requests", "global_load_sectors", "global_store_requests", "global_store_sectors",
         "shared_load_instructions", "shared_load_wavefronts", "shared_load_bank_conflicts",
         "shared_store_instructions", "shared_store_wavefronts"]
-rows = [r for f in sys.argv[1:3] for r in json.load(open(f))["rows"]]
-agree = 0
-print(f"{'pattern/variant':<38} {'ld sect/req sim (model)':>24} {'compared':>8}  agreement")
-for r in rows:
+seconds = {m: float(b) - float(a) for m, a, b in (l.split() for l in open(os.path.join(out, "seconds")))}
+modes = list(seconds)
+rows = {}
+for m in modes:
+    path = os.path.join(out, m + ".json")
+    rows[m] = json.load(open(path))["rows"] if os.path.getsize(path) else []
+ids = [r["pattern"] + "/" + r["variant"] for r in rows[modes[0]]]
+by = {m: {r["pattern"] + "/" + r["variant"]: r for r in rows[m]} for m in modes}
+def agreement(r):
     p, m = r.get("predicted") or {}, r["metrics"]
     shared = [k for k in keys if k in p]
     diff = [k for k in shared if m.get(k) != p[k]]
-    spr = m.get("global_load_sectors_per_request")
-    pspr = p.get("global_load_sectors_per_request")
+    return (bool(shared) and not diff), diff
+exact = {m: 0 for m in modes}
+same = 0
+head = f"{'pattern/variant':<34} {'ld sect/req sim (model)':>24}" + "".join(f" {m:>12}" for m in modes)
+print(head + ("  modes" if len(modes) > 1 else ""))
+for i in ids:
+    r0 = by[modes[0]][i]
+    spr, pspr = r0["metrics"].get("global_load_sectors_per_request"), (r0.get("predicted") or {}).get("global_load_sectors_per_request")
     cell = "–" if spr is None else f"{spr:.2f} ({pspr:.2f})"
-    ok = not diff and shared
-    agree += bool(ok)
-    print(f"{r['pattern'] + '/' + r['variant']:<38} {cell:>24} {len(shared):>8}  {'exact' if ok else 'DIFFERS: ' + ', '.join(diff)}")
-print(f"\n{agree}/{len(rows)} variants: simulated = predicted exactly, at --size {sys.argv[4]}; {sys.argv[3]} s wall")
-sys.exit(0 if agree == len(rows) == 42 else 1)
+    line = f"{i:<34} {cell:>24}"
+    for m in modes:
+        r = by[m].get(i)
+        ok, diff = agreement(r) if r else (False, ["missing"])
+        exact[m] += ok
+        line += f" {'exact' if ok else 'DIFFERS: ' + ','.join(diff):>12}"
+    if len(modes) > 1:
+        eq = all(by[m].get(i) and by[m][i]["metrics"] == r0["metrics"] for m in modes[1:])
+        same += eq
+        line += "  " + ("equal" if eq else "DIFFER")
+    print(line)
+print()
+for m in modes:
+    print(f"{m:>10}: {exact[m]}/{len(rows[m])} variants simulated = predicted exactly, at --size {size}; {seconds[m]:.1f} s wall")
+ok = all(exact[m] == len(rows[m]) == len(ids) > 0 for m in modes)
+if len(modes) > 1:
+    print(f"     modes: {same}/{len(ids)} variants with every counter equal in both; "
+          f"{modes[1]} / {modes[0]} wall time = {seconds[modes[1]] / seconds[modes[0]]:.1f}x")
+    ok = ok and same == len(ids)
+sys.exit(0 if ok else 1)
 PY
-exit "$status"
+[ "$status" = 0 ] || exit "$status"
+exit "$py"

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-#! The test command: installs what the tests need into the project's own `.tools/` (nvcc and
-#! NVIDIA's ncu_report from PyPI, the real ncu 2022.3 from Debian; GPGPU-Sim built from the
-#! vendored source with the CUDA 11.8 toolkit, scripts/install-sim.sh; idempotent, no GPU), starts a
-#! one-node Slurm on loopback (scripts/slurm-local.sh, which apt-installs slurm-wlm and munge
-#! when missing, so it needs root as CI has), checks formatting, clippy and the docs, then runs
-#! every test against the locked dependencies (in CI, a test that would skip for a missing tool
-#! fails). Extra arguments go to `cargo test`.
+#! The test command: builds the release binary (`cargo build --release --locked`; the README's
+#! main command, `cargo run --release -- run …`, then reuses it) and installs with its
+#! `coalprof setup` what the tests need into the project's own `.tools/` (scripts/install-tools.sh:
+#! nvcc from PyPI, the real ncu 2022.3 from Debian, NVIDIA's ncu_report; scripts/install-sim.sh:
+#! GPGPU-Sim built from the vendored source with the CUDA 11.8 toolkit; idempotent, no GPU),
+#! starts a one-node Slurm on loopback (scripts/slurm-local.sh, which apt-installs slurm-wlm and
+#! munge when missing, so it needs root as CI has), checks formatting, clippy and the docs, then
+#! runs every test against the locked dependencies (in CI, a test that would skip for a missing
+#! tool fails). Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The binary whose `coalprof setup` installs the tools below.
+cargo build --release --locked
 bash scripts/install-tools.sh
 # GPGPU-Sim and the CUDA 11.8 toolkit for the sim tests (tests/it/sim.rs); where they cannot be
 # had it prints one SKIPPED line, and those tests say SKIPPED too.

@@ -25,6 +25,10 @@ pub(crate) struct Global {
     /// When to colour the terminal table (`NO_COLOR` is honoured under `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Show every column of the terminal tables, however wide (by default they fit `COLUMNS`,
+    /// the terminal, or 100 columns).
+    #[arg(long, global = true)]
+    pub wide: bool,
     /// More logs on stderr (-v info, -vv debug); `COALPROF_LOG` takes a tracing filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -116,12 +120,38 @@ pub(crate) enum Command {
     },
     /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
     Doctor,
+    /// Install what each backend needs into the tool home (`COALPROF_HOME`, else
+    /// `~/.local/share/coalprof`): idempotent, nothing half-installed.
+    Setup(SetupArgs),
     /// One task of `run --slurm`: the run's resolved settings, from the file it wrote.
     #[command(hide = true)]
     Task {
         /// The task's settings (`slurm/<task>.json` of the run folder).
         file: PathBuf,
     },
+}
+
+/// What `coalprof setup` installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SetupComponent {
+    /// Everything below.
+    All,
+    /// nvcc, nvdisasm, cuobjdump, the CUDA headers and NVTX (NVIDIA's PyPI wheels).
+    Cuda,
+    /// ncu 2022.3 for reading and importing reports (Debian non-free).
+    Ncu,
+    /// The CUDA 11.8 toolkit and GPGPU-Sim built from its pinned source, for `--backend sim`.
+    Sim,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SetupArgs {
+    /// What to install (several may be named).
+    #[arg(value_enum, default_values_t = [SetupComponent::All])]
+    pub components: Vec<SetupComponent>,
+    /// List each step, and whether its result is already there, without changing anything.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Which patterns: a comma-separated list, or all of them.
@@ -151,7 +181,7 @@ pub(crate) enum BackendArg {
     Ncu,
     /// Predict with the address model, anywhere.
     Model,
-    /// Execute the kernels in GPGPU-Sim (no GPU; `scripts/install-sim.sh`), compared with the model.
+    /// Execute the kernels in GPGPU-Sim (no GPU; `coalprof setup sim` installs it), compared with the model.
     Sim,
 }
 
@@ -165,7 +195,7 @@ pub(crate) struct RunArgs {
     /// lists them), with `--backend sim` or `--backend model`.
     #[arg(long, value_delimiter = ',', value_name = "V[,V…]")]
     pub variant: Vec<String>,
-    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `64K` under
+    /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `256K` under
     /// `--backend sim`, which the simulator finishes in seconds).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
@@ -228,6 +258,17 @@ pub(crate) struct ProfilerArgs {
     /// Kill a kernel process (and its process group) that runs longer than this many seconds.
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub timeout: u64,
+    /// `--backend sim`: GPGPU-Sim's mode; both give the same counters.
+    #[arg(long, value_enum, default_value_t = SimModeArg::Functional)]
+    pub sim_mode: SimModeArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum SimModeArg {
+    /// Functional simulation only (10-20x faster).
+    Functional,
+    /// The cycle-level timing model, for comparison.
+    Timing,
 }
 
 #[derive(Debug, Args)]
@@ -275,8 +316,15 @@ pub(crate) struct ProfileArgs {
     /// `OMPI_COMM_WORLD_RANK` for mpirun/mpiexec; `PMI_RANK` for MPICH or Intel MPI).
     #[arg(long, value_name = "VAR", requires = "per_rank")]
     pub rank_env: Option<String>,
-    /// The program and its arguments, passed through verbatim.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// A CUDA source file (`--backend sim`): coalprof compiles it for the simulator itself
+    /// (CUDA 11.8, `-cudart shared -lineinfo -arch=sm_70`) and runs it with the arguments after `--`.
+    #[arg(value_name = "FILE.cu")]
+    pub source: Option<PathBuf>,
+    /// An extra nvcc argument for FILE.cu (`--nvcc-arg=-Iinclude --nvcc-arg=-DN=4096`), repeatable.
+    #[arg(long = "nvcc-arg", value_name = "ARG", allow_hyphen_values = true, requires = "source")]
+    pub nvcc_args: Vec<String>,
+    /// The program and its arguments, passed through verbatim (with FILE.cu: its arguments).
+    #[arg(last = true, required_unless_present = "source", value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
 }
 

@@ -45,6 +45,10 @@ pub enum Error {
         /// A fix, when one is known (printed as `hint: …`).
         hint: Option<String>,
     },
+    /// `coalprof setup` cannot install something (exit 3; 130 for Ctrl-C). Boxed: it holds a
+    /// tool's error and more, and every `Result` of coalprof carries this type.
+    #[error(transparent)]
+    Setup(Box<crate::tools::setup::SetupError>),
     /// Writing an output failed (exit 3): the message names the path, the cause says why.
     #[error("cannot write `{}`", path.display())]
     Write {
@@ -63,6 +67,12 @@ pub enum Error {
 
 /// coalprof's results: [`Error`] unless told otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<crate::tools::setup::SetupError> for Error {
+    fn from(e: crate::tools::setup::SetupError) -> Error {
+        Error::Setup(Box::new(e))
+    }
+}
 
 impl From<crate::cancel::Interrupted> for Error {
     fn from(_: crate::cancel::Interrupted) -> Error {
@@ -112,7 +122,7 @@ impl Error {
             Error::Unavailable { message, .. } => Error::Unavailable { message, hint },
             Error::NothingMatched { message, .. } => Error::NothingMatched { message, hint },
             Error::Tool(e) => Error::Tool(e.with_hint(h)),
-            e @ (Error::Write { .. } | Error::Interrupted | Error::Internal(_)) => e,
+            e @ (Error::Setup(_) | Error::Write { .. } | Error::Interrupted | Error::Internal(_)) => e,
         }
     }
 
@@ -124,6 +134,7 @@ impl Error {
             | Error::Unavailable { hint, .. }
             | Error::NothingMatched { hint, .. } => hint.as_deref(),
             Error::Tool(e) => e.hint(),
+            Error::Setup(e) => e.hint(),
             Error::Write { .. } | Error::Interrupted | Error::Internal(_) => None,
         }
     }
@@ -134,6 +145,7 @@ impl Error {
             Error::Usage { .. } => Exit::Usage,
             Error::Input { .. } | Error::Write { .. } => Exit::Input,
             Error::Tool(e) => e.exit(),
+            Error::Setup(e) => e.exit(),
             Error::Unavailable { .. } => Exit::ProfilerUnavailable,
             Error::NothingMatched { .. } => Exit::NothingMatched,
             Error::Interrupted => Exit::Interrupted,

@@ -133,7 +133,7 @@ impl Reader<'_> {
         let ncu = (self.ncu)().map_err(|e| {
             Error::unavailable(
                 format!("reading `{}` with `ncu --import` needs ncu: {e}", path.display()),
-                "install Nsight Compute or run `scripts/install-tools.sh`, or export CSV where ncu is \
+                "run `coalprof setup ncu` or install Nsight Compute, or export CSV where ncu is \
                  (`ncu --import REPORT --csv --page raw --print-units base > report.csv`) and analyze that",
             )
         })?;

@@ -37,6 +37,7 @@ mod messages;
 mod names;
 mod runtime;
 mod settings;
+mod text;
 
 pub use commands::{baseline, check};
 pub use error::{Error, Result};
@@ -98,6 +99,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Compare(c) => commands::compare::run(&common, c),
         Settings::BaselineUpdate(b) => commands::baseline::command(&common, b),
         Settings::Doctor => commands::doctor::run(&common),
+        Settings::Setup(req) => commands::setup::run(req),
         Settings::Completions(shell) => {
             cli::write_completions(*shell, &mut std::io::stdout().lock());
             Ok(Exit::Ok)

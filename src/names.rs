@@ -20,12 +20,27 @@ fn may_have_inline_ns(s: &str) -> bool {
 }
 
 /// The signature as kernels are matched by: inline namespaces dropped, no return type, no
-/// parameter list, template arguments kept (two instantiations are two kernels).
+/// parameter list, template arguments kept (two instantiations are two kernels). Only a C++
+/// signature is shortened: a name that is none (a model expression such as `lane * 33`, a
+/// variant) is kept as it was given.
 pub(crate) fn match_name(signature: &str) -> String {
     let signature = signature.trim();
     let s = if may_have_inline_ns(signature) { INLINE_NS.replace_all(signature, "") } else { signature.into() };
+    if !is_signature(&s) {
+        return s.into_owned();
+    }
     let s = strip_return_type(&s);
     strip_parameters(s).trim().to_string()
+}
+
+/// Whether `s` reads as a C++ signature: a name followed straight by its parameter list or its
+/// template arguments (`k(`, `k<`, `operator()(`). An expression has an operator or a space
+/// before its parentheses, and no `<`.
+fn is_signature(s: &str) -> bool {
+    s.char_indices().any(|(i, c)| {
+        matches!(c, '(' | '<')
+            && s[..i].chars().next_back().is_some_and(|p| p.is_alphanumeric() || matches!(p, '_' | '>' | ')'))
+    })
 }
 
 /// The bare function name for tables: [`match_name`] without its template arguments
@@ -117,6 +132,20 @@ mod tests {
             let s = parts.concat();
             proptest::prop_assert!(!INLINE_NS.is_match(&s) || may_have_inline_ns(&s), "{s}");
         }
+    }
+
+    #[test]
+    fn names_that_are_no_signature_are_shown_as_given() {
+        for given in ["lane * 33", "(block * 16 + lane) * 4", "lane * (stride + 1)", "my kernel", "stride_8"] {
+            assert_eq!(match_name(given), given);
+            assert_eq!(function_name(given), given);
+        }
+        assert_eq!(match_name("void k(int)"), "k");
+        assert_eq!(match_name("void k<float>"), "k<float>");
+        assert_eq!(
+            match_name("cutlass::Kernel2<cutlass::gemm::Gemm>(Params)"),
+            "cutlass::Kernel2<cutlass::gemm::Gemm>"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::build::parse_arch;
 use crate::cli::{
     AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, ReaderArg,
-    RunArgs,
+    RunArgs, SimModeArg,
 };
 use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
@@ -24,9 +24,9 @@ use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
 use crate::patterns::{Pattern, Sizing};
 use crate::render::{Format, Style};
+use crate::tools::gpgpusim::SimMode;
+use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
-use crate::tools::ncu::Ncu;
-use crate::tools::ToolError;
 
 /// What every command shares.
 pub struct Common {
@@ -35,8 +35,6 @@ pub struct Common {
     pub catalogue: Catalogue,
     pub derivation: Derivation,
     pub tools: ToolSearch,
-    /// A writable HOME for ncu (it deploys section files there).
-    pub ncu_home: Option<PathBuf>,
     /// Where built pattern executables are cached.
     pub cache: PathBuf,
     /// How `.ncu-rep` reports are read (`--reader`).
@@ -45,50 +43,6 @@ pub struct Common {
     pub tmp: PathBuf,
     /// The folder coalprof runs in: the checkout a run records.
     pub cwd: PathBuf,
-}
-
-impl Common {
-    /// The nvcc to use, or why there is none.
-    pub fn nvcc(&self) -> std::result::Result<crate::tools::nvcc::Nvcc, ToolError> {
-        let found = self.tools.nvcc()?;
-        tracing::info!(path = %found.path.display(), how = found.how, "using nvcc");
-        Ok(crate::tools::nvcc::Nvcc { path: found.path })
-    }
-
-    /// The first GPU's architecture (`sm_90`) from nvidia-smi; exit 4 when there is no GPU.
-    pub fn gpu_arch(&self) -> Result<String> {
-        let gpus = self.gpus()?;
-        Ok(gpus[0].arch())
-    }
-
-    /// The GPUs nvidia-smi lists; an error (exit 4) when there is none.
-    pub fn gpus(&self) -> Result<Vec<crate::tools::smi::Gpu>> {
-        let no_gpu = |why: &str| {
-            Error::unavailable(
-                format!("no GPU found: {why}"),
-                "give `--arch sm_XX` to build anyway; `--backend model` predicts the metrics without a GPU",
-            )
-        };
-        let smi = self.tools.cuda_binary("nvidia-smi").map_err(|_| no_gpu("nvidia-smi is not installed"))?;
-        let gpus = crate::tools::smi::Smi { path: smi.path }.gpus().map_err(|e| no_gpu(&e.to_string()))?;
-        if gpus.is_empty() {
-            return Err(no_gpu("nvidia-smi lists none"));
-        }
-        Ok(gpus)
-    }
-
-    /// The git checkout runs are made in (commit, branch, dirty), if any and git is installed.
-    pub fn checkout(&self) -> Option<crate::results::Git> {
-        let found = self.tools.git().map_err(|e| tracing::info!("no commit recorded: {e}")).ok()?;
-        crate::tools::git::Git { path: found.path }.checkout(&self.cwd)
-    }
-
-    /// The ncu to use, or why there is none.
-    pub fn ncu(&self) -> std::result::Result<Ncu, ToolError> {
-        let found = self.tools.ncu()?;
-        tracing::info!(path = %found.path.display(), how = found.how, "using ncu");
-        Ok(Ncu { path: found.path, home: self.ncu_home.clone() })
-    }
 }
 
 /// Everything `check` needs, resolved from flags and `metrics.toml` by the settings layer.
@@ -108,6 +62,8 @@ pub struct CheckSettings {
     pub exit_zero: bool,
     /// Colour the table's status words (`--color`, `NO_COLOR` resolved by the caller).
     pub color: bool,
+    /// The width the verdict table fits (`None`: `--wide`).
+    pub width: Option<usize>,
     /// `--sarif FILE`: the wasteful lines of `.ncu-rep` inputs as SARIF 2.1.0.
     pub sarif: Option<PathBuf>,
     /// The checkout source paths are made relative to (line rows, SARIF).
@@ -134,6 +90,8 @@ pub(crate) struct SlurmSettings {
 /// The environment, read in one place.
 pub(crate) struct Env {
     pub no_color: bool,
+    /// The width terminal tables fit: `COLUMNS`, else the terminal's, else 100 (not a terminal).
+    pub columns: usize,
     pub cuda_home: Option<PathBuf>,
     pub path: Option<std::ffi::OsString>,
     pub home: Option<PathBuf>,
@@ -150,6 +108,12 @@ pub(crate) struct Env {
     pub gpgpusim: Option<PathBuf>,
     /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit for the simulator.
     pub cuda11: Option<PathBuf>,
+    /// `COALPROF_HOME`, else `XDG_DATA_HOME/coalprof`, else `~/.local/share/coalprof`.
+    pub tool_home: Option<ToolHome>,
+    /// `COALPROF_GPGPUSIM_SRC`: the GPGPU-Sim source `setup sim` builds (archive or folder).
+    pub gpgpusim_src: Option<PathBuf>,
+    /// Whether coalprof runs as root (`setup` then installs system packages with apt-get).
+    pub root: bool,
 }
 
 impl Env {
@@ -157,6 +121,7 @@ impl Env {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         Env {
             no_color: var("NO_COLOR").is_some(),
+            columns: columns(var("COLUMNS").as_deref()),
             cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")).map(PathBuf::from),
             path: var("PATH"),
             home: var("HOME").map(PathBuf::from),
@@ -169,8 +134,37 @@ impl Env {
             exe: std::env::current_exe().ok(),
             gpgpusim: var("COALPROF_GPGPUSIM").map(PathBuf::from),
             cuda11: var("CUDA11_HOME").map(PathBuf::from),
+            tool_home: ToolHome::resolve(
+                var("COALPROF_HOME").map(PathBuf::from),
+                var("XDG_DATA_HOME").map(PathBuf::from),
+                var("HOME").map(PathBuf::from),
+            ),
+            gpgpusim_src: var("COALPROF_GPGPUSIM_SRC").map(PathBuf::from),
+            // SAFETY: geteuid cannot fail and touches no memory.
+            root: unsafe { libc::geteuid() } == 0,
         }
     }
+}
+
+/// Tables fit this many columns when neither `COLUMNS` nor a terminal says otherwise.
+const DEFAULT_COLUMNS: usize = 100;
+
+/// The width terminal tables fit: `COLUMNS` (a positive number), else the size of the terminal
+/// stdout is, else [`DEFAULT_COLUMNS`].
+fn columns(var: Option<&std::ffi::OsStr>) -> usize {
+    let given = var.and_then(|v| v.to_str()).and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0);
+    given.or_else(terminal_columns).unwrap_or(DEFAULT_COLUMNS)
+}
+
+/// The columns of the terminal on stdout (`TIOCGWINSZ`), if stdout is one.
+fn terminal_columns() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which points at one.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size as *mut libc::winsize) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 pub(crate) struct LinesSettings {
@@ -268,10 +262,17 @@ pub(crate) struct TaskFile {
     pub warmup: u32,
     pub repeats: u32,
     pub l2_fetch_bytes: u32,
+    /// `functional` or `timing` (files written before the flag existed: functional).
+    #[serde(default = "functional")]
+    pub sim_mode: String,
     /// The run's `tasks/` folder.
     pub out: PathBuf,
     /// The task's name: its folder under `out`.
     pub run_id: String,
+}
+
+fn functional() -> String {
+    SimMode::Functional.name().into()
 }
 
 impl RunSettings {
@@ -290,6 +291,7 @@ impl RunSettings {
             warmup: p.warmup,
             repeats: p.repeats,
             l2_fetch_bytes: self.l2_fetch_bytes,
+            sim_mode: p.sim_mode.name().into(),
             out: out.to_path_buf(),
             run_id: run_id.into(),
         }
@@ -310,6 +312,9 @@ impl TaskFile {
         let backend = (Backend::ALL.into_iter())
             .find(|b| b.name() == self.backend)
             .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
+        let sim_mode = (SimMode::ALL.into_iter())
+            .find(|m| m.name() == self.sim_mode)
+            .ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
         Ok(RunSettings {
             patterns: vec![pattern],
             variants: self.variants,
@@ -322,6 +327,7 @@ impl TaskFile {
                 timeout: Duration::from_secs(self.timeout_s),
                 warmup: self.warmup,
                 repeats: self.repeats,
+                sim_mode,
             },
             l2_fetch_bytes: self.l2_fetch_bytes,
             out_base: self.out,
@@ -343,10 +349,19 @@ pub(crate) struct ProfileSettings {
     pub grouping: Grouping,
     pub profiler: ProfilerSettings,
     pub out_base: PathBuf,
+    /// The program to run; with `source`, where coalprof builds it (inside the run folder).
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// `FILE.cu` (`--backend sim`): the source coalprof compiles into `program` first.
+    pub source: Option<SimSource>,
     /// `--per-rank`: the launcher ncu runs under, and how it numbers its ranks.
     pub per_rank: Option<PerRank>,
+}
+
+/// A CUDA source `profile --backend sim` compiles itself, with the user's extra nvcc arguments.
+pub(crate) struct SimSource {
+    pub file: PathBuf,
+    pub nvcc_args: Vec<String>,
 }
 
 /// A launcher (`srun -n 4`) and the environment variable that holds each rank's number.
@@ -380,6 +395,7 @@ pub(crate) enum Settings {
     Compare(CompareSettings),
     BaselineUpdate(BaselineSettings),
     Doctor,
+    Setup(crate::tools::setup::Request),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
 }
@@ -439,17 +455,18 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         ColorArg::Never => false,
         ColorArg::Auto => !env.no_color && std::io::stdout().is_terminal(),
     };
-    let project_tools = project_root(&env.cwd).map(|r| r.join(".tools"));
     let tools = ToolSearch {
         ncu: global.ncu.clone(),
         nvcc: global.nvcc.clone(),
         cuda_home: env.cuda_home.clone(),
         path: env.path.clone(),
-        project_tools,
+        prefix: env.exe.as_deref().and_then(|e| e.parent()?.parent()).map(PathBuf::from),
+        home: env.tool_home.clone(),
+        checkout: project_root(&env.cwd).map(|r| ToolHome::at(r.join(".tools"))),
         gpgpusim: env.gpgpusim.clone(),
         cuda11: env.cuda11.clone(),
+        ncu_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
     };
-    let ncu_home = env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(std::env::temp_dir()));
     let project = project_root(&env.cwd);
     let cache = kernel_cache(project.as_deref(), env);
     let rep_reader = match global.reader {
@@ -458,11 +475,10 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     };
     let common = Common {
         format,
-        style: Style::new(&catalogue, color),
+        style: Style::new(&catalogue, color).with_width((!global.wide).then_some(env.columns)),
         catalogue,
         derivation,
         tools,
-        ncu_home,
         cache,
         rep_reader,
         tmp: env.tmp.clone(),
@@ -503,6 +519,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
+        Command::Setup(a) => Settings::Setup(setup(a, env)?),
         Command::Task { file } => Settings::Run(TaskFile::read(file)?.settings()?),
         Command::Completions { shell } => Settings::Completions(*shell),
     };
@@ -528,6 +545,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             step_summary: if a.github { env.step_summary.clone() } else { None },
             exit_zero: a.exit_zero,
             color: common.style.color,
+            width: common.style.width,
             sarif: a.sarif.clone(),
             source_root: env.cwd.clone(),
         },
@@ -584,6 +602,7 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
     let default_size = if backend == Backend::Sim { Sizing::simulated() } else { Sizing::default() };
     let patterns = patterns(&a.patterns)?;
     let sizing = a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size);
+    // Variant names can depend on the size (the reuse pattern's sequence lengths scale with it).
     let variants = only_variants(&a.variant, &patterns, backend, sizing)?;
     Ok(RunSettings {
         gpus,
@@ -600,8 +619,7 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
     })
 }
 
-/// `--variant`s, checked against the chosen patterns' variants at the run's size (`reuse`
-/// names its lengths: `flash_s64` exists at `--size 16K`, `flash_s16384` at the default).
+/// `--variant`s, checked against the chosen patterns' variants (empty: all of them).
 fn only_variants(names: &[String], patterns: &[Pattern], backend: Backend, sizing: Sizing) -> Result<Vec<String>> {
     if names.is_empty() {
         return Ok(Vec::new());
@@ -659,13 +677,37 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
         }
         false => (None, a.command.clone()),
     };
-    let (program, args) =
-        command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
     let simulate = matches!(a.backend, crate::cli::ProfileBackendArg::Sim);
-    // The simulator runs the program in its own folder: a relative path is made absolute.
-    let program = match Path::new(program) {
-        p if simulate && p.components().count() > 1 => env.cwd.join(p),
-        p => p.to_path_buf(),
+    let (program, args, source) = match &a.source {
+        Some(file) => {
+            if !simulate {
+                return Err(Error::usage(format!(
+                    "`{}`: a source file is compiled only for `--backend sim`",
+                    file.display()
+                ))
+                .with_hint("under ncu, build the program yourself (with `-lineinfo`) and give it after `--`"));
+            }
+            if file.extension().is_none_or(|e| e != "cu") {
+                return Err(Error::usage(format!("`{}` is not a CUDA source (`.cu`)", file.display()))
+                    .with_hint("give a program to run after `--`: `coalprof profile --backend sim -- ./app ARGS`"));
+            }
+            if !env.cwd.join(file).is_file() {
+                return Err(Error::input(file, "no such file"));
+            }
+            let stem = file.file_stem().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("program"));
+            let source = SimSource { file: env.cwd.join(file), nvcc_args: a.nvcc_args.clone() };
+            (stem, command.clone(), Some(source))
+        }
+        None => {
+            let (program, args) =
+                command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
+            // The simulator runs the program in its own folder: a relative path is made absolute.
+            let program = match Path::new(program) {
+                p if simulate && p.components().count() > 1 => env.cwd.join(p),
+                p => p.to_path_buf(),
+            };
+            (program, args.to_vec(), None)
+        }
     };
     Ok(ProfileSettings {
         simulate,
@@ -677,7 +719,8 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
         profiler: profiler(&a.profiler, 0, 1),
         out_base,
         program,
-        args: args.to_vec(),
+        args,
+        source,
         per_rank,
     })
 }
@@ -761,6 +804,10 @@ fn profiler(p: &ProfilerArgs, warmup: u32, repeats: u32) -> ProfilerSettings {
         timeout: Duration::from_secs(p.timeout.max(1)),
         warmup,
         repeats: repeats.max(1),
+        sim_mode: match p.sim_mode {
+            SimModeArg::Functional => SimMode::Functional,
+            SimModeArg::Timing => SimMode::Timing,
+        },
     }
 }
 
@@ -801,6 +848,47 @@ pub(crate) fn parse_size(s: &str) -> Result<Sizing> {
     Ok(Sizing { bytes })
 }
 
+/// `coalprof setup`: the tool home, what to install, and what the steps need to know.
+fn setup(a: &crate::cli::SetupArgs, env: &Env) -> Result<crate::tools::setup::Request> {
+    use crate::cli::SetupComponent;
+    use crate::tools::setup::Component;
+    let home = env.tool_home.clone().ok_or_else(|| {
+        Error::usage("no tool home: COALPROF_HOME, XDG_DATA_HOME and HOME are all unset")
+            .with_hint("set COALPROF_HOME to the folder `coalprof setup` should install into")
+    })?;
+    let components = Component::ALL
+        .into_iter()
+        .filter(|c| {
+            a.components.iter().any(|&asked| {
+                asked == SetupComponent::All
+                    || matches!(
+                        (asked, c),
+                        (SetupComponent::Cuda, Component::Cuda)
+                            | (SetupComponent::Ncu, Component::Ncu)
+                            | (SetupComponent::Sim, Component::Sim)
+                    )
+            })
+        })
+        .collect();
+    // The vendored simulator source sits beside the checkout (`../shared/vendor/`), as the
+    // checkout's scripts have always found it.
+    let vendor = project_root(&env.cwd)
+        .and_then(|r| r.parent().map(|p| p.join("shared/vendor/gpgpu-sim")))
+        .filter(|d| d.is_dir());
+    Ok(crate::tools::setup::Request {
+        home,
+        components,
+        dry_run: a.dry_run,
+        path: env.path.clone(),
+        root: env.root,
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cuda11_home: env.cuda11.clone(),
+        gpgpusim_src: env.gpgpusim_src.clone(),
+        vendor,
+        user_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
+    })
+}
+
 /// Where built kernels are cached: `kernels/build/` in the checkout, else the user's cache.
 fn kernel_cache(project: Option<&std::path::Path>, env: &Env) -> PathBuf {
     match project {
@@ -822,6 +910,17 @@ pub(crate) fn project_root(cwd: &std::path::Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_fit_columns_else_the_terminal_else_100() {
+        assert_eq!(columns(Some("80".as_ref())), 80);
+        assert_eq!(columns(Some(" 132 ".as_ref())), 132);
+        // Not a number, or 0: the terminal's width, or 100 where stdout is none.
+        let fallback = terminal_columns().unwrap_or(DEFAULT_COLUMNS);
+        assert_eq!(columns(Some("wide".as_ref())), fallback);
+        assert_eq!(columns(Some("0".as_ref())), fallback);
+        assert_eq!(columns(None), fallback);
+    }
 
     #[test]
     fn sizes() {

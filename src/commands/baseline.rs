@@ -15,12 +15,24 @@ use crate::settings::{BaselineSettings, Common};
 /// `coalprof baseline update RUN…`: load the runs, record them, say which file changed.
 pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
     let mut runs = super::load(common, &b.runs)?;
-    // Lines are recorded when a rule gates them, keyed by kernel and file:line.
-    if super::check::wants_lines(b.only_gated.as_deref().unwrap_or(&common.catalogue.rules), &common.catalogue) {
+    // Only `regress` rules read a baseline. Lines are recorded when such a rule gates them,
+    // keyed by kernel and file:line; kernel metrics a report's per-line counters stand in for
+    // are recorded as `check` computes them.
+    let regress: Vec<Rule> = (b.only_gated.as_deref().unwrap_or(&common.catalogue.rules).iter())
+        .filter(|r| r.regress.is_some())
+        .cloned()
+        .collect();
+    let (lines, fills) = (super::check::wants_lines(&regress, &common.catalogue), super::check::wants_fill(&regress));
+    if lines || fills {
         let reports = super::check::line_reports(&b.runs, &b.source_root, &common.catalogue)?;
         for (results, report) in runs.iter_mut().zip(&reports) {
             if let Some(r) = report {
-                results.rows.extend(crate::lines::gate::rows(r));
+                if fills {
+                    crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue)?;
+                }
+                if lines {
+                    results.rows.extend(crate::lines::gate::rows(r));
+                }
             }
         }
     }

@@ -6,8 +6,8 @@ use crate::exit::Exit;
 use crate::settings::{BuildSettings, Common};
 
 pub(crate) fn run(common: &Common, s: &BuildSettings) -> Result<Exit> {
-    let nvcc = common.nvcc()?;
-    let archs = if s.archs.is_empty() { vec![common.gpu_arch()?] } else { s.archs.clone() };
+    let nvcc = common.tools.nvcc_tool()?;
+    let archs = if s.archs.is_empty() { vec![common.tools.gpus()?[0].arch()] } else { s.archs.clone() };
     let mut lines = String::new();
     for arch in &archs {
         for b in build(&s.patterns, arch, &nvcc, &s.cache)? {

@@ -4,6 +4,7 @@
 //! one fails to write, so a failing gate still leaves its JUnit file and step summary behind
 //! (gates that fail without reports, or report without failing, are the field's common bugs).
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,25 +15,34 @@ use crate::gate::identity::identify;
 use crate::gate::{evaluate, github, junit, markdown, table, Baseline, Report};
 use crate::lines::LineReport;
 use crate::render::Format;
-use crate::results::Results;
+use crate::results::{is_line_metric, Results};
 pub use crate::settings::CheckSettings;
 use crate::settings::{CheckCommand, Common};
 
+/// For each metric a rule names, the raw counters it is computed from as (key, ncu name): what
+/// a check skipped for want of the metric lacked, and what to record.
+pub(crate) type Needs = BTreeMap<String, Vec<(String, String)>>;
+
 /// `coalprof check INPUT…`: load the inputs (with the per-line rows of `.ncu-rep` inputs when a
-/// rule gates lines), write the SARIF if asked, then [`run`] on stdout and stderr.
+/// rule gates lines, and the kernel metrics their per-line counters give where the kernel
+/// counters do not), write the SARIF if asked, then [`run`] on stdout and stderr.
 pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     let mut inputs = super::load(common, &c.inputs)?;
     let lines = wants_lines(&c.check.rules, &common.catalogue);
+    let fills = wants_fill(&c.check.rules);
     // Annotations and JUnit cases point at the kernel's worst source line where a report has
     // one, so reports are read per line for them too.
     let placed = c.check.github || c.check.junit.is_some();
-    let reports = if lines || placed || c.check.sarif.is_some() {
+    let reports = if lines || fills || placed || c.check.sarif.is_some() {
         line_reports(&c.inputs, &c.check.source_root, &common.catalogue)?
     } else {
         Vec::new()
     };
     for (results, report) in inputs.iter_mut().zip(&reports) {
         let Some(r) = report else { continue };
+        if fills {
+            crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue)?;
+        }
         if lines {
             results.rows.extend(crate::lines::gate::rows(r));
         }
@@ -43,19 +53,39 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     if let Some(path) = &c.check.sarif {
         write_sarif(path, &reports, &evaluate_report(&c.check, &inputs)?)?;
     }
+    let needs = needs(&c.check.rules, common);
     let (out, log) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
-    match common.format {
+    let printed = match common.format {
         Format::Html => {
             // A check of one source line shows its code, from the same line reports.
-            let code: std::collections::HashMap<String, String> = (reports.iter().flatten())
+            let code: HashMap<String, String> = (reports.iter().flatten())
                 .flat_map(|r| &r.rows)
                 .filter_map(|row| Some((crate::lines::gate::row_key(row)?, row.source.clone()?)))
                 .collect();
-            run_printing(&c.check, &inputs, Printed::Html(&|key| code.get(key).cloned()), out, log)
+            return run_printing(&c.check, &inputs, Printed::Html(&|key| code.get(key).cloned()), &needs, out, log);
         }
-        Format::Json => run(&c.check, &inputs, true, out, log),
-        _ => run(&c.check, &inputs, false, out, log),
-    }
+        Format::Json => Printed::Json,
+        _ => Printed::Table,
+    };
+    run_printing(&c.check, &inputs, printed, &needs, out, log)
+}
+
+/// The raw counters behind each metric `rules` name, with their ncu names (see [`Needs`]).
+fn needs(rules: &[crate::gate::Rule], common: &Common) -> Needs {
+    (rules.iter().filter_map(|r| r.literal_metric()))
+        .map(|m| {
+            let raw = common.derivation.reads(m).into_iter();
+            let named =
+                raw.map(|k| (k.to_string(), common.catalogue.raw.get(k).map(|r| r.ncu.clone()).unwrap_or_default()));
+            (m.to_string(), named.collect())
+        })
+        .collect()
+}
+
+/// Whether a rule could check a kernel metric that a report's per-line counters can stand in
+/// for ([`crate::lines::gate::fill_kernel_metrics`]).
+pub(crate) fn wants_fill(rules: &[crate::gate::Rule]) -> bool {
+    rules.iter().any(|r| crate::lines::gate::fillable().any(|k| r.matches_metric(k)))
 }
 
 /// What `check` prints on stdout: the verdict table, the checks as JSON, or the HTML page
@@ -131,22 +161,33 @@ pub fn run(
     out: &mut dyn Write,
     log: &mut dyn Write,
 ) -> Result<Exit, Error> {
-    run_printing(settings, inputs, if json { Printed::Json } else { Printed::Table }, out, log)
+    let printed = if json { Printed::Json } else { Printed::Table };
+    run_printing(settings, inputs, printed, &Needs::new(), out, log)
 }
 
-/// [`run`], printing `printed` on stdout.
+/// [`run`], printing `printed` on stdout; `needs` says what a skipped metric is made of.
+/// Where every check was skipped, a warning says so and why: nothing was compared, so the
+/// gate does not read as passed (the exit code stays 0: no rule failed).
 pub(crate) fn run_printing(
     settings: &CheckSettings,
     inputs: &[Results],
     printed: Printed<'_>,
+    needs: &Needs,
     out: &mut dyn Write,
     log: &mut dyn Write,
 ) -> Result<Exit, Error> {
-    let report = evaluate_report(settings, inputs)?;
+    let mut report = evaluate_report(settings, inputs)?;
+    if report.all_skipped() {
+        let why = nothing_checked(&report, &settings.rules, inputs, needs);
+        crate::messages::warning(&why);
+        report.nothing_checked = Some(why);
+    }
     let mut errors = Vec::new();
     let text = match printed {
         Printed::Json => serde_json::to_string_pretty(&report).map_err(|e| Error::encoding("JSON", e))? + "\n",
-        Printed::Table => table::render(&report, settings.color),
+        // Beside annotations, the table is fenced: nothing in it can be read as a workflow command.
+        Printed::Table if settings.github => github::fenced(&table::render(&report, settings.color, settings.width)),
+        Printed::Table => table::render(&report, settings.color, settings.width),
         Printed::Html(code) => crate::render::html::check(&report, code),
     };
     let json = !matches!(printed, Printed::Table);
@@ -174,6 +215,74 @@ pub(crate) fn run_printing(
         return Err(nothing_matched(settings, inputs));
     }
     Ok(if report.failed() && !settings.exit_zero { Exit::GateFailed } else { Exit::Ok })
+}
+
+/// Why every check was skipped, for people: the metrics the inputs could not give and the
+/// counters they lack (with ncu's names), the checks that need a baseline, whether per-line
+/// counters are missing, and how to record what is missing.
+fn nothing_checked(report: &Report, rules: &[crate::gate::Rule], inputs: &[Results], needs: &Needs) -> String {
+    let rows: HashMap<(String, String), &crate::results::Row> =
+        identify(inputs).into_iter().map(|(arch, key, row, _)| ((arch, key), row)).collect();
+    let (mut absent, mut lacked, mut baseline, mut other) =
+        (BTreeSet::new(), BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for c in &report.checks {
+        if c.current.is_none() {
+            absent.insert(format!("`{}`", c.metric));
+            let row = rows.get(&(c.arch.clone(), c.row.clone()));
+            for (key, ncu) in needs.get(&c.metric).into_iter().flatten() {
+                if row.is_none_or(|r| !r.metrics.contains_key(key)) {
+                    lacked.insert(if ncu.is_empty() { key.clone() } else { format!("{key} ({ncu})") });
+                }
+            }
+        } else if !report.has_baseline && c.message.starts_with("no baseline given") {
+            baseline.insert(format!("`{}`", c.metric));
+        } else {
+            other.insert(format!("`{}`: {}", c.metric, c.message));
+        }
+    }
+    let list = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(", ");
+    let rows_checked = report.checks.iter().map(|c| (&c.arch, &c.row)).collect::<BTreeSet<_>>().len();
+    let mut why = vec![format!(
+        "nothing was checked: every rule was skipped ({} check{} on {rows_checked} row{}), so this is no pass",
+        report.checks.len(),
+        if report.checks.len() == 1 { "" } else { "s" },
+        if rows_checked == 1 { "" } else { "s" },
+    )];
+    if !absent.is_empty() {
+        why.push(match lacked.is_empty() {
+            true => format!("{} could not be computed from the inputs", list(&absent)),
+            false => format!("{} could not be computed: the inputs lack {}", list(&absent), list(&lacked)),
+        });
+    }
+    if !baseline.is_empty() {
+        why.push(format!(
+            "{} {} only compared against a baseline: give `--baseline FILE` (written by `coalprof baseline update`)",
+            list(&baseline),
+            if baseline.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    why.extend(other);
+    let line_rules: BTreeSet<String> = (rules.iter().filter_map(|r| r.literal_metric()))
+        .filter(|m| is_line_metric(m))
+        .map(|m| format!("`{m}`"))
+        .collect();
+    let no_lines = !line_rules.is_empty() && inputs.iter().flat_map(|r| &r.rows).all(|r| r.line.is_none());
+    if no_lines {
+        why.push(format!(
+            "no input has per-instruction counters (a `.ncu-rep` with the SourceCounters section), which the per-line \
+             rules on {} check",
+            list(&line_rules)
+        ));
+    }
+    if !lacked.is_empty() || no_lines {
+        why.push(
+            "to record them: `coalprof profile -- PROGRAM` asks ncu for every counter coalprof uses; with ncu itself, \
+             `ncu --set full -o REPORT PROGRAM` (`--section SourceCounters` adds the per-line counters, `--metrics` \
+             with the ncu names above the kernel ones)"
+                .to_string(),
+        );
+    }
+    why.join("\n  ")
 }
 
 fn nothing_matched(settings: &CheckSettings, inputs: &[Results]) -> Error {

@@ -1,8 +1,13 @@
-//! `coalprof doctor`: what is present and what is missing, each with the fix.
+//! `coalprof doctor`: what is present and what is missing, each tool with where the discovery
+//! order found it (`src/tools/locate.rs`) and, when missing, the `coalprof setup` command.
+
+use std::path::Path;
 
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::settings::Common;
+use crate::tools::locate::Source;
+use crate::tools::ToolError;
 
 /// One line of the report.
 struct Check {
@@ -10,29 +15,54 @@ struct Check {
     ok: bool,
     detail: String,
     fix: Option<String>,
+    /// Missing, it does not make `doctor` fail: an extra, not what profiling needs.
+    optional: bool,
+}
+
+impl Check {
+    /// A tool that was found: its version, where, and which step of the discovery order found it.
+    fn found(what: &'static str, version: Option<String>, how: Source, path: &Path) -> Check {
+        let version = version.map_or(String::new(), |v| format!("{v} "));
+        let detail = format!("{version}at {} (from the {})", path.display(), how.describe());
+        Check { what, ok: true, detail, fix: None, optional: false }
+    }
+
+    /// A tool that is missing: where coalprof looked, what it is needed for, and the fix.
+    fn missing(what: &'static str, e: &ToolError, needed_for: &str) -> Check {
+        let detail = format!("{e} (needed {needed_for})");
+        Check { what, ok: false, detail, fix: e.hint().map(str::to_string), optional: false }
+    }
+
+    fn optional(mut self) -> Check {
+        self.optional = true;
+        self
+    }
 }
 
 pub(crate) fn run(common: &Common) -> Result<Exit> {
+    let tools = &common.tools;
+    let version =
+        |v: std::result::Result<String, ToolError>| Some(v.unwrap_or_else(|e| format!("version unknown: {e}")));
     let mut checks = Vec::new();
-    checks.push(match common.nvcc() {
-        Ok(n) => {
-            let v = n.version().unwrap_or_else(|e| format!("version unknown: {e}"));
-            Check { what: "nvcc", ok: true, detail: format!("{v} at {}", n.path.display()), fix: None }
-        }
-        Err(e) => Check { what: "nvcc", ok: false, detail: e.to_string(), fix: e.hint().map(str::to_string) },
+    checks.push(match tools.nvcc() {
+        Ok(f) => Check::found("nvcc", version(tools.nvcc_tool().and_then(|n| n.version())), f.how, &f.path),
+        Err(e) => Check::missing("nvcc", &e, "to build kernels: `run` on a GPU, `build`"),
     });
-    checks.push(match common.ncu() {
-        Ok(n) => {
-            let v = n.version().unwrap_or_else(|e| format!("version unknown: {e}"));
-            Check { what: "ncu", ok: true, detail: format!("{v} at {}", n.path.display()), fix: None }
-        }
+    for (tool, needed_for) in
+        [("nvdisasm", "only for the SASS text of `lines`"), ("cuobjdump", "only to inspect cubins")]
+    {
+        checks.push(
+            match tools.cuda_tool(tool) {
+                Ok(f) => Check::found(tool, None, f.how, &f.path),
+                Err(e) => Check::missing(tool, &e, needed_for),
+            }
+            .optional(),
+        );
+    }
+    checks.push(match tools.ncu() {
+        Ok(f) => Check::found("ncu", version(tools.ncu_tool().and_then(|n| n.version())), f.how, &f.path),
         // Only profiling needs ncu: analysis reads reports natively.
-        Err(e) => Check {
-            what: "ncu",
-            ok: false,
-            detail: format!("{e} (needed only to profile: `run --backend ncu`, `profile`)"),
-            fix: e.hint().map(str::to_string),
-        },
+        Err(e) => Check::missing("ncu", &e, "only to profile: `run --backend ncu`, `profile`"),
     });
     checks.push(Check {
         what: "reports",
@@ -42,10 +72,10 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
             crate::parse::ncu_rep::FORMAT_VERSION
         ),
         fix: None,
+        optional: false,
     });
-    let gpus = common.gpus();
-    match gpus {
-        Ok(gpus) if !gpus.is_empty() => {
+    match tools.gpus() {
+        Ok(gpus) => {
             for g in &gpus {
                 let mem = g.memory_mib.map_or(String::new(), |m| format!(", {:.0} GiB", m as f64 / 1024.0));
                 checks.push(Check {
@@ -53,26 +83,35 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
                     ok: true,
                     detail: format!("{}: {} (compute capability {}, {}{mem}), driver {}", g.index, g.name, g.compute_capability, g.arch(), g.driver),
                     fix: None,
+                    optional: false,
                 });
             }
             checks.push(counter_permission());
         }
-        Ok(_) | Err(_) => checks.push(Check {
+        Err(_) => checks.push(Check {
             what: "GPU",
             ok: false,
             detail: "no NVIDIA GPU or driver found (nvidia-smi is missing or lists none)".into(),
             fix: Some("profile on a machine with an NVIDIA GPU; here `coalprof run --backend model` predicts the metrics, `--backend sim` executes the kernels in GPGPU-Sim, and `coalprof analyze` reads reports made elsewhere".into()),
+            optional: false,
         }),
     }
-    // The simulator is an alternative to a GPU, never required: it does not change the exit code.
-    let ready = checks.iter().all(|c| c.ok);
-    checks.push(simulator(common));
+    // The simulator is an alternative to a GPU, never required.
+    checks.push(simulator(common).optional());
+    let ready = checks.iter().filter(|c| !c.optional).all(|c| c.ok);
     let mut out = String::new();
     for c in &checks {
         out.push_str(&format!("{} {:<10} {}\n", if c.ok { "ok  " } else { "MISS" }, c.what, c.detail));
         if let Some(f) = &c.fix {
             out.push_str(&format!("     {:<10} fix: {f}\n", ""));
         }
+    }
+    if let Some(home) = &common.tools.home {
+        out.push_str(&format!(
+            "     {:<10} {} (`coalprof setup` installs here; COALPROF_HOME moves it)\n",
+            "tool home",
+            home.root.display()
+        ));
     }
     super::print(&out)?;
     Ok(if ready { Exit::Ok } else { Exit::ProfilerUnavailable })
@@ -85,20 +124,17 @@ fn simulator(common: &Common) -> Check {
             what: "gpgpu-sim",
             ok: true,
             detail: format!(
-                "{} at {}, CUDA {} at {} (`run|profile --backend sim`)",
+                "{} at {} (from the {}), CUDA {} at {} (`run|profile --backend sim`)",
                 sim.version(),
                 sim.root.display(),
+                common.tools.gpgpusim_source(&sim.root).describe(),
                 sim.nvcc().version().unwrap_or_else(|e| format!("version unknown: {e}")),
                 sim.cuda.display()
             ),
             fix: None,
+            optional: false,
         },
-        Err(e) => Check {
-            what: "gpgpu-sim",
-            ok: false,
-            detail: format!("{e} (needed only for `--backend sim`: kernels executed without a GPU)"),
-            fix: e.hint().map(str::to_string),
-        },
+        Err(e) => Check::missing("gpgpu-sim", &e, "only for `--backend sim`: kernels executed without a GPU"),
     }
 }
 
@@ -109,14 +145,14 @@ fn counter_permission() -> Check {
         .ok()
         .and_then(|t| t.lines().find_map(|l| l.strip_prefix("RmProfilingAdminOnly: ").map(|v| v.trim() == "1")));
     let root = unsafe { libc::geteuid() } == 0;
-    match admin_only {
-        Some(true) if !root => Check {
-            what: "counters",
-            ok: false,
-            detail: "only administrators may read the performance counters (RmProfilingAdminOnly: 1)".into(),
-            fix: Some("run as root, or set `options nvidia NVreg_RestrictProfilingToAdminUsers=0` and reload the driver; see https://developer.nvidia.com/ERR_NVGPUCTRPERM".into()),
-        },
-        Some(_) => Check { what: "counters", ok: true, detail: "performance counters readable".into(), fix: None },
-        None => Check { what: "counters", ok: true, detail: "permission unknown (no /proc/driver/nvidia/params); ncu will say".into(), fix: None },
-    }
+    let (ok, detail, fix) = match admin_only {
+        Some(true) if !root => (
+            false,
+            "only administrators may read the performance counters (RmProfilingAdminOnly: 1)",
+            Some("run as root, or set `options nvidia NVreg_RestrictProfilingToAdminUsers=0` and reload the driver; see https://developer.nvidia.com/ERR_NVGPUCTRPERM".to_string()),
+        ),
+        Some(_) => (true, "performance counters readable", None),
+        None => (true, "permission unknown (no /proc/driver/nvidia/params); ncu will say", None),
+    };
+    Check { what: "counters", ok, detail: detail.into(), fix, optional: false }
 }

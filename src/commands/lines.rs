@@ -77,7 +77,7 @@ struct Disassembly {
 
 impl Disassembly {
     fn new(common: &Common) -> Disassembly {
-        let (nvdisasm, notice) = match common.tools.cuda_binary("nvdisasm") {
+        let (nvdisasm, notice) = match common.tools.cuda_tool("nvdisasm") {
             Ok(found) => (Some(Nvdisasm { path: found.path }), None),
             Err(_) => {
                 (None, Some("nvdisasm not found: SASS text left out (op and width are from the counters)".into()))

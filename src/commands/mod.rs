@@ -13,6 +13,7 @@ pub(crate) mod patterns;
 pub(crate) mod profile;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod setup;
 pub(crate) mod simulate;
 
 use std::io::Write;
@@ -47,7 +48,7 @@ fn read_merged(reader: &Reader<'_>, paths: &[PathBuf]) -> Result<Results> {
 
 /// Read the inputs of `check` and `baseline update`: any kind `analyze` reads, or saved runs.
 fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
-    let find_ncu = || common.ncu();
+    let find_ncu = || common.tools.ncu_tool();
     let reader = reader(common, Grouping::PerKernel, &find_ncu);
     paths.iter().map(|p| reader.read(p)).collect()
 }

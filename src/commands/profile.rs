@@ -20,7 +20,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     if s.simulate {
         return super::simulate::profile(common, s);
     }
-    let ncu = common.ncu()?;
+    let ncu = common.tools.ncu_tool()?;
     let dir = RunDir::create(&s.out_base, None, "profile", &common.style)?;
     let partial = match &s.per_rank {
         // Absolute: the ranks may start elsewhere (other nodes, another working folder).
@@ -59,7 +59,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let reader = super::reader(common, s.grouping, &find_ncu);
     let mut results = super::read_merged(&reader, &reports)?;
     results.provenance.backend = "ncu".into();
-    results.provenance.git = common.checkout();
+    results.provenance.git = common.tools.checkout(&common.cwd);
     let settings = &mut results.provenance.settings;
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
     settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());

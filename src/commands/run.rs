@@ -59,7 +59,7 @@ fn drive(
 /// backend, and the notice the prediction carries.
 fn choose(common: &Common, s: &RunSettings) -> (Backend, Option<String>) {
     match s.backend {
-        Backend::Auto => match common.gpus().and_then(|_| Ok(common.ncu()?)) {
+        Backend::Auto => match common.tools.gpus().and_then(|_| common.tools.ncu_tool()) {
             Ok(_) => (Backend::Ncu, None),
             Err(e) => (
                 Backend::Model,

@@ -16,7 +16,7 @@ use crate::render::render;
 use crate::results::{Provenance, Results, Source};
 use crate::settings::{Common, LinesSettings, ProfileSettings};
 use crate::store::RunDir;
-use crate::tools::gpgpusim::{self, CONFIG};
+use crate::tools::gpgpusim::CONFIG;
 
 /// `profile --backend sim -- CMD ARGS…`: the user's program in GPGPU-Sim, one row per kernel
 /// (the simulator's statistics are summed over the process), and the per-source-line rows kept
@@ -34,12 +34,29 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         ));
     }
     let sim = common.tools.gpgpusim()?;
-    if let Some(why) = gpgpusim::unsuitable(&s.program) {
-        return Err(Error::usage(why));
-    }
     let dir = RunDir::create(&s.out_base, None, "profile-sim", &common.style)?;
+    // A source is built into the run folder, so the run keeps the very program it measured.
+    let program = match &s.source {
+        Some(src) => {
+            // Absolute: the simulator runs the program in its own folder.
+            let exe =
+                std::path::absolute(dir.file(&s.program.to_string_lossy())).map_err(|e| Error::write(&dir.path, e))?;
+            crate::messages::progress(format_args!("building {} for GPGPU-Sim", src.file.display()));
+            sim.build_program(&src.file, &exe, &src.nvcc_args)?;
+            exe
+        }
+        None => s.program.clone(),
+    };
+    let cuda = sim.toolkit_for(&program).map_err(Error::usage)?;
     let folder = dir.file("sim");
-    let run = crate::measure::sim::run_in(&sim, &s.program, &s.args, &folder, s.profiler.timeout)?;
+    let run = crate::measure::sim::run_in(
+        &sim,
+        &program,
+        &s.args,
+        &folder,
+        (s.profiler.sim_mode, &cuda),
+        s.profiler.timeout,
+    )?;
     let names = demangled(&run, Some(&sim));
     let kernel_re = s.kernel.as_deref().map(regex::Regex::new).transpose().map_err(|e| Error::usage(e.to_string()))?;
     let keep = |k: &str| kernel_re.as_ref().is_none_or(|re| re.is_match(k));
@@ -49,7 +66,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         .collect();
     if records.is_empty() {
         return Err(Error::nothing_matched(
-            format!("`{}` ran under GPGPU-Sim but launched no kernel coalprof could count", s.program.display()),
+            format!("`{}` ran under GPGPU-Sim but launched no kernel coalprof could count", program.display()),
             s.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
         ));
     }
@@ -60,7 +77,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     }
     let (frame, _) = launches.finish()?;
     let mut rows = common.derivation.derive(frame)?.into_rows(Source::Simulated)?;
-    let notices = common.derivation.notices(&mut rows);
+    let notices = common.derivation.notices_by(&mut rows, Some(&crate::measure::sim::BACKEND));
     for r in &mut rows {
         r.notes.push(format!(
             "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"
@@ -71,7 +88,8 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     prov.compute_capability = Some("7.0".into());
     prov.settings.insert("simulator".into(), sim.version().into());
     prov.settings.insert("config".into(), CONFIG.into());
-    prov.inputs = vec![s.program.display().to_string()];
+    prov.settings.insert("sim_mode".into(), s.profiler.sim_mode.name().into());
+    prov.inputs = vec![s.source.as_ref().map_or(&program, |src| &src.file).display().to_string()];
     let mut results = Results::new(prov, rows);
     results.notices = notices;
     let mut sources = Sources::new(s.source_root.clone());
@@ -82,7 +100,9 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         "backend": "sim",
         "simulator": sim.version(),
         "config": CONFIG,
-        "program": s.program,
+        "program": program,
+        "source": s.source.as_ref().map(|src| &src.file),
+        "nvcc_args": s.source.as_ref().map(|src| &src.nvcc_args),
         "args": s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
         "seconds": run.elapsed.as_secs_f64(),
     });

@@ -1,15 +1,18 @@
 //! The human formats of a comparison, over one grid: per pattern (user kernels form one
 //! group), a row per matched key, and per input a column group of the shown metrics. The
 //! reference's cells hold its value; a later input's cells read `value (delta, ratio)` against
-//! it, `(=)` when unchanged. A row some input lacks says which inputs have it.
-
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, Table};
+//! it, `(=)` when unchanged. A row some input lacks says which inputs have it; a row paired by
+//! base name only is marked `†`, with a footnote naming each side's kernel.
 
 use super::Comparison;
 use crate::frame::side_by_side::Matched;
+use crate::render::fit::{self, Col, Cut};
 use crate::render::Style;
 use crate::render::{Column, Fmt};
+use crate::text::{cut_middle, markdown as esc, visible, wrap};
+
+/// The mark of a row paired by base name.
+pub(super) const BASE_NAME_MARK: &str = "†";
 
 /// The rows grouped by pattern, in first-seen order.
 pub(super) fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
@@ -32,11 +35,31 @@ pub(super) fn name(c: &Comparison, r: &Matched) -> String {
     };
     let having: Vec<&str> =
         (r.values.iter().zip(&c.inputs)).filter(|(v, _)| v.is_some()).map(|(_, i)| i.label.as_str()).collect();
+    let base = if r.by_base_name.iter().any(|b| *b) { format!("{base} {BASE_NAME_MARK}") } else { base };
     if having.len() == c.inputs.len() {
         base
     } else {
         format!("{base} (only in {})", having.join(", "))
     }
+}
+
+/// The footnote of a row paired by base name: `† cub::DeviceScanKernel: matched by base name
+/// (…): A: cub::DeviceScanKernel<Policy600>; B: cub::DeviceScanKernel<Policy900, float>`, each
+/// kernel as matched (no parameters), cut in the middle to `max` characters.
+pub(super) fn base_name_note(c: &Comparison, r: &Matched, max: usize) -> Option<String> {
+    if !r.by_base_name.iter().any(|b| *b) {
+        return None;
+    }
+    let sides: Vec<String> = (c.inputs.iter().zip(&r.kernels))
+        .filter_map(|(i, k)| {
+            Some(format!("{}: {}", i.label, cut_middle(&crate::names::match_name(k.as_deref()?), max)))
+        })
+        .collect();
+    Some(format!(
+        "{BASE_NAME_MARK} {}: matched by base name (the only one of its name left unmatched in each input; the template arguments differ): {}",
+        r.name,
+        sides.join("; ")
+    ))
 }
 
 pub(super) fn cell(r: &Matched, i: usize, s: &Column) -> String {
@@ -101,7 +124,6 @@ fn title(c: &Comparison) -> String {
 
 /// Markdown a reviewer pastes: the inputs, then one table per pattern.
 pub(super) fn markdown(c: &Comparison) -> String {
-    let esc = |s: &str| s.replace('|', "\\|").replace('`', "'");
     let mut out = format!("# coalprof compare: {}\n\n", esc(&title(c)));
     out.push_str("| | label | GPU | arch | input |\n|:--|:--|:--|:--|:--|\n");
     for (n, i) in c.inputs.iter().enumerate() {
@@ -118,7 +140,7 @@ pub(super) fn markdown(c: &Comparison) -> String {
     out.push('\n');
     for (pattern, rows) in groups(c) {
         match pattern {
-            Some(p) => out.push_str(&format!("## `{p}`\n\n")),
+            Some(p) => out.push_str(&format!("## `{}`\n\n", esc(p))),
             None => out.push_str("## Kernels\n\n"),
         }
         let shapes = with_shapes(&rows);
@@ -126,12 +148,15 @@ pub(super) fn markdown(c: &Comparison) -> String {
         out.push_str(&format!("| {} |\n", h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
         let align: Vec<&str> = (0..h.len()).map(|i| if i == 0 { ":--" } else { "--:" }).collect();
         out.push_str(&format!("|{}|\n", align.join("|")));
-        for r in rows {
+        for r in &rows {
             let mut line = vec![format!("`{}`", esc(&name(c, r)))];
             line.extend(values(c, r, shapes));
             out.push_str(&format!("| {} |\n", line.join(" | ")));
         }
         out.push('\n');
+        for note in rows.iter().filter_map(|r| base_name_note(c, r, usize::MAX)) {
+            out.push_str(&format!("{}\n\n", esc(&note)));
+        }
     }
     if c.shown.is_empty() {
         out.push_str("No shown metric has a value in these inputs (`--metric` chooses others).\n");
@@ -144,31 +169,57 @@ pub(super) fn markdown(c: &Comparison) -> String {
     out
 }
 
-/// The terminal table: the same grid, one table per pattern, labels above metric names.
+/// The terminal table: the same grid, one table per pattern, labels above metric names. It fits
+/// the width: the launch shapes go first, then the shown metrics from the right (each input's
+/// column of one metric together), those that change between the inputs last; the first
+/// metric stays.
 pub(super) fn table(c: &Comparison, style: &Style) -> String {
-    let mut out = format!("{}\n", title(c));
+    let width = style.width;
+    let mut out = wrap(&visible(&title(c)), width, "", "  ");
     for (n, i) in c.inputs.iter().enumerate() {
         let role = if n == 0 { "reference" } else { "" };
-        out.push_str(&format!("  {:<9} {}: {}\n", role, i.label, i.path));
+        let line = format!("{:<9} {}: {}", role, visible(&i.label), visible(&i.path));
+        out.push_str(&wrap(&line, width, "  ", "              "));
     }
     for (pattern, rows) in groups(c) {
-        out.push_str(&format!("\n{}\n", pattern.unwrap_or("kernels")));
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        if style.color {
-            t.enforce_styling();
-        } else {
-            t.force_no_tty();
-        }
-        let shapes = with_shapes(&rows);
-        t.set_header(header(c, if pattern.is_some() { "variant" } else { "kernel" }, "\n", shapes));
-        for r in rows {
-            let mut line = vec![Cell::new(crate::render::shorten(&name(c, r), 60))];
-            line.extend(values(c, r, shapes).into_iter().map(|v| Cell::new(v).set_alignment(CellAlignment::Right)));
-            t.add_row(line);
-        }
-        out.push_str(&t.to_string());
         out.push('\n');
+        out.push_str(&wrap(&visible(pattern.unwrap_or("kernels")), width, "", "  "));
+        let shapes = with_shapes(&rows);
+        let first = if pattern.is_some() { "variant" } else { "kernel" };
+        let mut cols = vec![Col::new(first, rows.iter().map(|r| cut_middle(&name(c, r), 60)).collect())
+            .flex(Cut::Middle, 16)
+            .prefer(60)];
+        // A later column's header is its input's label over the metric's; fitting, a long label
+        // wraps to the column's own width rather than widen it.
+        let head = |label: &str, metric: &str, cells: &[String]| {
+            let own = cells.iter().map(|s| s.chars().count()).chain([metric.chars().count()]).max().unwrap_or(0);
+            match width {
+                Some(_) if label.chars().count() > own => {
+                    format!("{}\n{metric}", wrap(label, Some(own.max(14)), "", "").trim_end())
+                }
+                _ => format!("{label}\n{metric}"),
+            }
+        };
+        let n = c.shown.len() as u32;
+        for (i, input) in c.inputs.iter().enumerate() {
+            if shapes {
+                let cells: Vec<String> = rows.iter().map(|r| compact(r.shapes[i].as_deref())).collect();
+                cols.push(Col::new(head(&input.label, "grid / block", &cells), cells).right().drops(0));
+            }
+            for (k, s) in c.shown.iter().enumerate() {
+                let cells: Vec<String> = rows.iter().map(|r| cell(r, i, s)).collect();
+                let col = Col::new(head(&input.label, &s.header, &cells), cells).right();
+                // A metric that changes somewhere in the group stays longer than one that does not.
+                let changes = rows.iter().any(|r| r.deltas.iter().any(|d| d.get(&s.key).is_some_and(|v| *v != 0.0)));
+                cols.push(if k == 0 { col } else { col.drops(n - k as u32 + if changes { n } else { 0 }) });
+            }
+        }
+        let fitted = fit::table(cols, width, style.color);
+        out.push_str(&fitted.text);
+        out.push_str(&fitted.footer(width));
+        for note in rows.iter().filter_map(|r| base_name_note(c, r, 60)) {
+            out.push_str(&wrap(&visible(&note), width, "", "  "));
+        }
     }
     out
 }

@@ -1,7 +1,7 @@
 //! The comparison as an HTML page: the grid's own cell texts, each later input's change marked
 //! better or worse by the metric's direction, laid out by `render::html`.
 
-use super::grid::{cell, groups, name};
+use super::grid::{base_name_note, cell, groups, name};
 use super::Comparison;
 use crate::gate::Direction;
 use crate::render::html::{compare, Change, CompareCell, CompareGroup, CompareInput, CompareRow};
@@ -24,6 +24,7 @@ pub(super) fn page(c: &Comparison, style: &Style) -> String {
                 .map(|r| CompareRow {
                     key: r.key.clone(),
                     name: name(c, r),
+                    base_name: base_name_note(c, r, usize::MAX),
                     cells: (0..c.inputs.len())
                         .map(|i| {
                             (c.shown.iter())

@@ -1,8 +1,11 @@
 //! The comparison's JSON contract: `{"schema", "inputs": [{"label", "gpu", "arch", "path"}],
 //! "rows": [{"key", "kernel", "name", "shapes": [shape or null, one per input], "values":
-//! [{metric: number} or null, one per input]}]}`, the first input being the reference. `/2`:
-//! user kernels match by function name (`key` is the normalised name), with each input's shape. A row missing from an input has `null` there. Bump [`SCHEMA`] on any
-//! change that could break a reader.
+//! [{metric: number} or null, one per input], "kernels": [signature or null, one per input],
+//! "matched_by_base_name"}]}`, the first input being the reference. `/2`: user kernels match by
+//! function name (`key` is the normalised name), with each input's shape; kernels left unmatched
+//! pair by base name where it is unique on each side (`matched_by_base_name`: true; `kernels`
+//! then differ in their template arguments). A row missing from an input has `null` there. Bump
+//! [`SCHEMA`] on any change that could break a reader (a new field does not).
 
 use serde::Serialize;
 
@@ -36,6 +39,10 @@ struct RowDoc<'a> {
     name: &'a str,
     shapes: Vec<Option<&'a str>>,
     values: Vec<Option<&'a Metrics>>,
+    /// Each input's full signature.
+    kernels: Vec<Option<&'a str>>,
+    /// Paired by base name only: the same function, other template arguments.
+    matched_by_base_name: bool,
 }
 
 pub(super) fn render(c: &Comparison) -> Result<String> {
@@ -53,6 +60,8 @@ pub(super) fn render(c: &Comparison) -> Result<String> {
                 name: &r.name,
                 shapes: r.shapes.iter().map(Option::as_deref).collect(),
                 values: r.values.iter().map(Option::as_ref).collect(),
+                kernels: r.kernels.iter().map(Option::as_deref).collect(),
+                matched_by_base_name: r.by_base_name.iter().any(|b| *b),
             })
             .collect(),
     };

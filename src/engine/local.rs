@@ -1,6 +1,7 @@
-//! The executors that need no GPU and run one task at a time on this machine: the address
-//! model's prediction, and the built-in patterns executed in GPGPU-Sim (CUDA 11, `sm_70`,
-//! `-cudart shared`) and compared with the model like a measured run.
+//! The executors that need no GPU, on this machine: the address model's prediction (one task at
+//! a time), and the built-in patterns executed in GPGPU-Sim (CUDA 11, `sm_70`, `-cudart
+//! shared`) and compared with the model like a measured run: one simulator process per core,
+//! patterns and their variants side by side.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use serde_json::json;
 use crate::build::build_with;
 use crate::engine::{Executor, Outcome, Record, Task};
 use crate::error::Result;
-use crate::measure::sim::{device_name, simulate, Simulator};
+use crate::measure::sim::{device_name, simulate, Permits, Simulator};
 use crate::model::{predicted_rows, ModelSettings};
 use crate::patterns::{variants, Pattern};
 use crate::settings::{Common, RunSettings};
@@ -59,11 +60,15 @@ pub(crate) struct Sim<'a> {
     model: ModelSettings,
     sim: GpgpuSim,
     exes: BTreeMap<Pattern, PathBuf>,
+    /// Simulator processes at once: the machine's cores.
+    width: usize,
+    permits: Permits,
 }
 
 /// The simulator, the patterns built for it, and what the run records about them.
 pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettings) -> Result<(Sim<'a>, Record)> {
     let sim = common.tools.gpgpusim()?;
+    crate::measure::sim::check_mode(&sim, s.profiler.sim_mode)?;
     let nvcc = sim.nvcc();
     let nvcc_version = nvcc.version()?;
     tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");
@@ -75,23 +80,37 @@ pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettin
     p.compute_capability = Some("7.0".into());
     p.settings.insert("simulator".into(), version.clone().into());
     p.settings.insert("config".into(), CONFIG.into());
+    p.settings.insert("sim_mode".into(), s.profiler.sim_mode.name().into());
     for (k, v) in [
         ("simulator", json!(version)),
         ("config", json!(CONFIG)),
         ("arch", json!(ARCH)),
         ("nvcc_version", json!(nvcc_version)),
         ("nvcc_flags", json!(NVCC_FLAGS)),
+        ("sim_mode", json!(s.profiler.sim_mode.name())),
         ("timeout_s", json!(s.profiler.timeout.as_secs())),
     ] {
         record.extra.insert(k.into(), v);
     }
     let exes = built.into_iter().map(|b| (b.pattern, b.exe)).collect();
-    Ok((Sim { common, s, model, sim, exes }, record))
+    // One simulator process is one busy core (the patched simulator sleeps while it waits).
+    let width = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok((Sim { common, s, model, sim, exes, width, permits: Permits::new(width) }, record))
 }
 
 impl Executor for Sim<'_> {
+    /// A pattern per core: each also runs its variants side by side, all of them sharing
+    /// the run's permits, so no more simulators run at once than there are cores.
     fn slots(&self) -> usize {
-        1
+        self.width.min(self.s.patterns.len()).max(1)
+    }
+
+    /// Its variant count: each is one simulator process.
+    fn weight(&self, task: &Task) -> usize {
+        let only = &self.s.variants;
+        (crate::patterns::sim_variants(task.pattern, self.s.sizing).iter())
+            .filter(|v| only.is_empty() || only.contains(&v.name))
+            .count()
     }
 
     fn execute(&self, _slot: usize, task: &Task, dir: &RunDir) -> Result<Outcome> {
@@ -100,14 +119,16 @@ impl Executor for Sim<'_> {
             catalogue: &self.common.catalogue,
             derivation: &self.common.derivation,
             model: &self.model,
+            mode: self.s.profiler.sim_mode,
             timeout: self.s.profiler.timeout,
             only: &self.s.variants,
+            permits: &self.permits,
         };
         let m = simulate(task.pattern, self.s.sizing, &self.exes[&task.pattern], &simulator, dir)?;
         let seconds: serde_json::Map<String, serde_json::Value> =
             m.seconds.into_iter().map(|(k, v)| (k, json!(v))).collect();
         let mut record = serde_json::Map::new();
         record.insert("seconds".into(), json!({ task.pattern.name(): seconds }));
-        Ok(Outcome { rows: m.rows, record, ..Outcome::default() })
+        Ok(Outcome { rows: m.rows, record, notices: m.notices, ..Outcome::default() })
     }
 }

@@ -85,16 +85,15 @@ pub(crate) struct Ncu<'a> {
 /// the user both things to install.
 /// Returns ncu, the architecture, and the GPU the run records (nvidia-smi asked once).
 fn preflight(common: &Common, s: &RunSettings) -> Result<(crate::tools::ncu::Ncu, String, Vec<Gpu>)> {
-    let ncu = common.ncu();
-    let (arch, gpus) = match (&s.arch, common.gpus()) {
+    let ncu = common.tools.ncu_tool();
+    let (arch, gpus) = match (&s.arch, common.tools.gpus()) {
         (Some(a), gpus) => (a.clone(), gpus.unwrap_or_default()),
         (None, Ok(gpus)) => (gpus[0].arch(), gpus),
-        (None, Err(Error::Unavailable { message, hint })) => {
-            let Err(missing) = &ncu else { return Err(Error::Unavailable { message, hint }) };
-            let hint = [hint.as_deref(), missing.hint()].into_iter().flatten().collect::<Vec<_>>().join("; ");
-            return Err(Error::unavailable(format!("{message}; and {missing}"), hint));
+        (None, Err(no_gpu)) => {
+            let Err(missing) = &ncu else { return Err(no_gpu.into()) };
+            let hint = [no_gpu.hint(), missing.hint()].into_iter().flatten().collect::<Vec<_>>().join("; ");
+            return Err(Error::unavailable(format!("{no_gpu}; and {missing}"), hint));
         }
-        (None, Err(e)) => return Err(e),
     };
     Ok((ncu?, arch, gpus.into_iter().take(1).collect()))
 }
@@ -108,14 +107,14 @@ pub(crate) fn prepare<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSe
             (ncu, vec![Place { gpu: None, env: Vec::new(), arch }], first)
         }
         Some(picks) => {
-            let gpus = select(&common.gpus()?, picks)?;
+            let gpus = select(&common.tools.gpus()?, picks)?;
             let places = (gpus.iter())
                 .map(|g| Ok(Place { gpu: Some(g.clone()), env: pin(g, &common.tmp)?, arch: g.arch() }))
                 .collect::<Result<Vec<_>>>()?;
-            (common.ncu()?, places, gpus)
+            (common.tools.ncu_tool()?, places, gpus)
         }
     };
-    let nvcc = common.nvcc()?;
+    let nvcc = common.tools.nvcc_tool()?;
     let mut archs: Vec<String> = places.iter().map(|p| p.arch.clone()).collect();
     archs.sort();
     archs.dedup();

@@ -23,7 +23,7 @@ impl Record {
     /// the patterns; the executor adds its own (`settings` and `extra`).
     pub(crate) fn new(backend: &str, common: &Common, s: &RunSettings) -> Record {
         let mut provenance = Provenance::new(backend);
-        provenance.git = common.checkout();
+        provenance.git = common.tools.checkout(&common.cwd);
         provenance.settings.insert("size_bytes".into(), s.sizing.bytes.into());
         provenance.settings.insert("l2_fetch_bytes".into(), s.l2_fetch_bytes.into());
         let mut extra = Map::new();

@@ -20,6 +20,16 @@ use crate::metrics::{Catalogue, Kind};
 use crate::parse::sanity::Suspect;
 use crate::results::Row;
 
+/// A backend that makes rows itself (GPGPU-Sim), and the raw metrics it measures: any other
+/// raw metric of the catalogue it never provides (see [`Derivation::notices_by`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Backend<'a> {
+    /// As people call it: `GPGPU-Sim`.
+    pub name: &'a str,
+    /// The raw metrics (`metrics.toml` keys) it can give a row.
+    pub measures: &'a [&'a str],
+}
+
 /// The formulas of a catalogue, checked and compiled once: every key a formula reads must be a
 /// raw metric, a launch fact or a derived metric defined above it.
 pub struct Derivation {
@@ -172,24 +182,76 @@ impl Derivation {
 
     /// What the rows lack, once for the set, and per row how amplification was computed.
     pub fn notices(&self, rows: &mut [Row]) -> Vec<String> {
-        let mut missing: BTreeSet<&str> = BTreeSet::new();
-        let mut absent: BTreeSet<&str> = BTreeSet::new();
+        self.notices_by(rows, None)
+    }
+
+    /// [`notices`](Self::notices) of rows a known backend made: the raw metrics it never
+    /// measures are said as `not measured by <backend>` (nothing is wrong with the input; the
+    /// words depend on the backend only, so a run of several patterns says them once), and one
+    /// it measures but a row lacks is no alarm at all (the backend counts what ran: a kernel
+    /// without shared stores has no shared-store counters). Without a backend, every raw metric
+    /// a row lacks is `not in the input`, with the count of derived metrics it costs.
+    pub(crate) fn notices_by(&self, rows: &mut [Row], backend: Option<&Backend>) -> Vec<String> {
+        let mut never: BTreeSet<&str> = BTreeSet::new();
+        // The raw metrics the input lacks, and the derived metrics absent for want of one.
+        let (mut missing, mut absent): (BTreeSet<&str>, BTreeSet<&str>) = Default::default();
         for row in rows.iter_mut() {
-            let (m, a) = self.absent(row);
-            missing.extend(m);
-            absent.extend(a);
+            for (step, raw) in self.absent(row) {
+                for r in raw {
+                    match backend {
+                        Some(b) if b.measures.contains(&r) => {}
+                        Some(_) => {
+                            never.insert(r);
+                        }
+                        None => {
+                            missing.insert(r);
+                            absent.insert(step);
+                        }
+                    }
+                }
+            }
             note_denominator(row);
             note_shared_bytes(row);
         }
-        if missing.is_empty() {
-            return Vec::new();
+        let list = |set: BTreeSet<&str>| set.into_iter().collect::<Vec<_>>().join(", ");
+        let mut out = Vec::new();
+        if let (Some(b), false) = (backend, never.is_empty()) {
+            out.push(format!(
+                "not measured by {}: {} (the metrics derived from them are left out)",
+                b.name,
+                list(never)
+            ));
         }
-        vec![format!(
-            "not in the input: {} (so {} derived metric{} could not be computed)",
-            missing.into_iter().collect::<Vec<_>>().join(", "),
-            absent.len(),
-            if absent.len() == 1 { "" } else { "s" }
-        )]
+        if !missing.is_empty() {
+            out.push(format!(
+                "not in the input: {} (so {} derived metric{} could not be computed)",
+                list(missing),
+                absent.len(),
+                if absent.len() == 1 { "" } else { "s" }
+            ));
+        }
+        out
+    }
+
+    /// The raw metrics `key` is computed from, directly or through the metrics it reads, ncu's
+    /// own ratios (which only stand in) left out: what a report must hold for `key`.
+    pub fn reads<'a>(&'a self, key: &'a str) -> BTreeSet<&'a str> {
+        let mut out = BTreeSet::new();
+        let mut todo = vec![key];
+        let mut seen = BTreeSet::new();
+        while let Some(k) = todo.pop() {
+            if !seen.insert(k) {
+                continue;
+            }
+            if self.raw.contains(k) && !self.fallbacks.contains(k) {
+                out.insert(k);
+            }
+            // The last definition of a key is the one read (as in `compile`).
+            if let Some(step) = self.steps.iter().rev().find(|s| s.key == k) {
+                todo.extend(step.formula.vars());
+            }
+        }
+        out
     }
 
     /// `key` and every derived metric that reads it, directly or through another.
@@ -237,9 +299,10 @@ impl Derivation {
         self.steps.iter().map(|s| s.key.as_str())
     }
 
-    /// The raw metrics a row lacks, and the derived metrics absent because of them.
-    fn absent<'a>(&'a self, row: &Row) -> (Vec<&'a str>, Vec<&'a str>) {
-        let (mut missing, mut absent) = (Vec::new(), Vec::new());
+    /// The derived metrics a row lacks for want of raw metrics, each with the raw metrics it
+    /// reads that the row lacks.
+    fn absent<'a>(&'a self, row: &Row) -> Vec<(&'a str, Vec<&'a str>)> {
+        let mut out = Vec::new();
         for step in &self.steps {
             // A broken counter's absence is said where it was found (`discard`), not as missing.
             if row.metrics.contains_key(&step.key) || row.broken.contains_key(&step.key) {
@@ -249,11 +312,10 @@ impl Derivation {
                 .filter(|v| self.raw.contains(*v) && !self.fallbacks.contains(*v) && !row.metrics.contains_key(*v))
                 .collect();
             if !lacking.is_empty() {
-                absent.push(step.key.as_str());
-                missing.extend(lacking);
+                out.push((step.key.as_str(), lacking));
             }
         }
-        (missing, absent)
+        out
     }
 }
 
@@ -451,6 +513,34 @@ mod tests {
         assert!(rows[1].metric("global_load_sectors_per_request").is_none());
         assert_eq!(rows[1].metric("dram_amplification"), Some(2.0));
         assert!(rows[1].notes.iter().any(|n| n.contains("asked for")), "{:?}", rows[1].notes);
+    }
+
+    #[test]
+    fn a_backend_splits_what_it_never_measures_from_what_rows_lack() {
+        let d = Derivation::new(&Catalogue::builtin()).unwrap();
+        let rows = || vec![row(&[("global_load_sectors", 64.0), ("global_load_requests", 8.0)])];
+        let measures = ["global_load_sectors", "global_load_requests", "shared_load_wavefronts", "duration"];
+        let backend = Backend { name: "Sim", measures: &measures };
+        let notices = d.notices_by(&mut rows(), Some(&backend));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].starts_with("not measured by Sim: dram_bytes_read, dram_bytes_write, "), "{notices:?}");
+        // What it measures but the rows lack (no shared access ran; no duration) is no alarm.
+        assert!(!notices[0].contains("shared_load_wavefronts") && !notices[0].contains("duration"), "{notices:?}");
+        let plain = d.notices(&mut rows());
+        assert!(plain[0].starts_with("not in the input: ") && plain[0].contains("shared_load_wavefronts"), "{plain:?}");
+    }
+
+    #[test]
+    fn reads_are_the_raw_metrics_behind_a_metric_at_any_depth() {
+        let d = Derivation::new(&Catalogue::builtin()).unwrap();
+        let over = d.reads("global_load_sectors_over_ideal");
+        for raw in
+            ["global_load_sectors", "global_load_requests", "global_load_bytes_requested", "global_load_instructions"]
+        {
+            assert!(over.contains(raw), "{raw}: {over:?}");
+        }
+        assert!(!over.contains("reported_global_load_sectors_per_request"), "ncu's own ratio only stands in: {over:?}");
+        assert!(!over.contains("access_bytes"), "a launch fact is no counter: {over:?}");
     }
 
     #[test]

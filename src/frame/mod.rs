@@ -24,7 +24,7 @@ use std::collections::HashSet;
 
 use polars::prelude::*;
 
-pub(crate) use derive::Derivation;
+pub(crate) use derive::{Backend, Derivation};
 
 use crate::error::{Error, Result};
 use crate::results::{Metrics, Row};

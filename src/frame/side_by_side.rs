@@ -1,6 +1,8 @@
 //! `compare`'s table: the rows of several inputs side by side, matched by key (pattern/variant,
 //! or the kernel's function name — preferring the same launch shape — or, asked, name and exact
-//! shape), with each later input's deltas and ratios against the first.
+//! shape), with each later input's deltas and ratios against the first. Kernels left unmatched
+//! by name pair up by their base name (no template arguments) where it is unique on each side:
+//! one program's CUB kernel built against another CUB release.
 //!
 //! Each input becomes a frame of `key` and its metric columns suffixed `::<input>`; the frames
 //! are full-joined on `key`, so a row present in one input only keeps its place with nulls in
@@ -39,6 +41,11 @@ pub(crate) struct Matched {
     pub kernel: String,
     /// The bare function name, for tables.
     pub name: String,
+    /// Per input, the full signature of its row (`None` where it lacks the row).
+    pub kernels: Vec<Option<String>>,
+    /// Per input, whether its row was paired with the reference's by base name only: the same
+    /// function, unique among the unmatched kernels on each side, with other template arguments.
+    pub by_base_name: Vec<bool>,
     /// Per input, its launch shape (`grid 256x1x1, block 128x1x1`) where known.
     pub shapes: Vec<Option<String>>,
     /// One entry per input, in input order.
@@ -103,13 +110,23 @@ pub(crate) fn side_by_side(inputs: &[&[Row]], by: MatchBy) -> Result<Vec<Matched
     extract(&df, inputs.len(), &metrics, &keyed)
 }
 
+/// One input's row and the key it joins on.
+struct Keyed<'a> {
+    key: String,
+    row: &'a Row,
+    /// Paired with the reference's row by base name ([`pair_by_base_name`]).
+    by_base_name: bool,
+}
+
 /// Each input's rows with the key they join on, one-to-one: a key that repeats in one input
 /// is numbered `#2`, `#3` …. Matching by name, a later input's row takes the key of the
 /// reference row with its name and its shape where there is one, else the next of its name
-/// in order, so one kernel launched at two sizes pairs up whatever the sizes.
-fn keys<'a>(inputs: &[&'a [Row]], by: MatchBy) -> Vec<Vec<(String, &'a Row)>> {
+/// in order, so one kernel launched at two sizes pairs up whatever the sizes; the kernels
+/// still unmatched then pair by base name.
+fn keys<'a>(inputs: &[&'a [Row]], by: MatchBy) -> Vec<Vec<Keyed<'a>>> {
     let numbered = |key: String, n: usize| if n == 1 { key } else { format!("{key}#{n}") };
     let mut reference: Vec<(String, String, Option<String>)> = Vec::new(); // (base, key, shape)
+    let mut reference_rows: Vec<&Row> = Vec::new();
     let mut out = Vec::new();
     for (i, rows) in inputs.iter().enumerate() {
         let mut seen: HashMap<String, usize> = HashMap::new();
@@ -139,12 +156,41 @@ fn keys<'a>(inputs: &[&'a [Row]], by: MatchBy) -> Vec<Vec<(String, &'a Row)>> {
             taken.insert(key.clone());
             if i == 0 {
                 reference.push((base, key.clone(), shape(r)));
+                reference_rows.push(r);
             }
-            keyed.push((key, r));
+            keyed.push(Keyed { key, row: r, by_base_name: false });
+        }
+        if i > 0 && by == MatchBy::Name {
+            let reference: Vec<(&str, &Row)> =
+                reference.iter().zip(&reference_rows).map(|((_, k, _), r)| (k.as_str(), *r)).collect();
+            pair_by_base_name(&reference, &mut keyed);
         }
         out.push(keyed);
     }
     out
+}
+
+/// Pair the user kernels of a later input that no reference row matched with the reference's
+/// unmatched ones, where their base name (the function without template arguments or inline
+/// namespaces, `names::function_name`) is unique among the unmatched on each side.
+fn pair_by_base_name(reference: &[(&str, &Row)], keyed: &mut [Keyed<'_>]) {
+    let user = |r: &Row| r.pattern.is_none() && r.variant.is_none();
+    let taken: BTreeSet<&str> = keyed.iter().map(|k| k.key.as_str()).collect();
+    let known: BTreeSet<&str> = reference.iter().map(|(k, _)| *k).collect();
+    let mut left: HashMap<String, Vec<&str>> = HashMap::new();
+    for (key, r) in reference.iter().filter(|(k, r)| user(r) && !taken.contains(k)) {
+        left.entry(function_name(&r.kernel)).or_default().push(key);
+    }
+    let mut right: HashMap<String, Vec<usize>> = HashMap::new();
+    for (j, k) in keyed.iter().enumerate().filter(|(_, k)| user(k.row) && !known.contains(k.key.as_str())) {
+        right.entry(function_name(&k.row.kernel)).or_default().push(j);
+    }
+    for (base, js) in right {
+        if let (Some([key]), [j]) = (left.get(&base).map(Vec::as_slice), js.as_slice()) {
+            keyed[*j].key = key.to_string();
+            keyed[*j].by_base_name = true;
+        }
+    }
 }
 
 fn named(metric: &str, input: usize) -> String {
@@ -153,19 +199,19 @@ fn named(metric: &str, input: usize) -> String {
 
 /// `key`, the input's row order (`::order::i`, null after the join where the input lacks the
 /// row), and every metric as `metric::i`.
-fn input_frame(i: usize, rows: &[(String, &Row)], metrics: &BTreeSet<&str>) -> Result<DataFrame> {
+fn input_frame(i: usize, rows: &[Keyed<'_>], metrics: &BTreeSet<&str>) -> Result<DataFrame> {
     let mut columns = vec![
-        Column::new(KEY.into(), rows.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()),
+        Column::new(KEY.into(), rows.iter().map(|k| k.key.as_str()).collect::<Vec<_>>()),
         Column::new(format!("::order::{i}").into(), (0..rows.len() as u64).collect::<Vec<_>>()),
     ];
     for m in metrics {
-        let values: Vec<Option<f64>> = rows.iter().map(|(_, r)| r.metric(m)).collect();
+        let values: Vec<Option<f64>> = rows.iter().map(|k| k.row.metric(m)).collect();
         columns.push(Column::new(named(m, i).into(), values));
     }
     DataFrame::new(columns).map_err(polars_error)
 }
 
-fn extract(df: &DataFrame, n: usize, metrics: &BTreeSet<&str>, keyed: &[Vec<(String, &Row)>]) -> Result<Vec<Matched>> {
+fn extract(df: &DataFrame, n: usize, metrics: &BTreeSet<&str>, keyed: &[Vec<Keyed<'_>>]) -> Result<Vec<Matched>> {
     let frame = super::Frame(df.clone());
     let keys = frame.strings(KEY)?;
     let orders: Vec<Vec<Option<f64>>> =
@@ -201,7 +247,8 @@ fn extract(df: &DataFrame, n: usize, metrics: &BTreeSet<&str>, keyed: &[Vec<(Str
     for (j, key) in keys.into_iter().enumerate() {
         let key = key.unwrap_or_default();
         let first = (0..n).find_map(|i| orders[i][j].map(|o| (i, o as u64))).unwrap_or((n, 0));
-        let row_of = |i: usize| keyed[i].iter().find(|(k, _)| *k == key).map(|(_, r)| *r);
+        let keyed_of = |i: usize| keyed[i].iter().find(|k| k.key == key);
+        let row_of = |i: usize| keyed_of(i).map(|k| k.row);
         let row = row_of(first.0.min(n - 1));
         out.push((
             first,
@@ -211,6 +258,8 @@ fn extract(df: &DataFrame, n: usize, metrics: &BTreeSet<&str>, keyed: &[Vec<(Str
                 kernel: row.map(|r| r.kernel.clone()).unwrap_or_default(),
                 name: row.map(|r| function_name(&r.kernel)).unwrap_or_default(),
                 shapes: (0..n).map(|i| row_of(i).and_then(shape)).collect(),
+                kernels: (0..n).map(|i| row_of(i).map(|r| r.kernel.clone())).collect(),
+                by_base_name: (0..n).map(|i| keyed_of(i).is_some_and(|k| k.by_base_name)).collect(),
                 key,
                 values: (0..n).map(|i| values[i][j].take()).collect(),
                 deltas: (0..n).map(|i| std::mem::take(&mut deltas[i][j])).collect(),
@@ -289,5 +338,36 @@ mod tests {
         assert_eq!(m[0].name, "thrust::fill");
         assert_eq!(m[0].shapes[1].as_deref(), Some("grid 1024x1x1, block 128x1x1"));
         assert_eq!(side_by_side(&[&small, &large], MatchBy::Shape).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn kernels_left_unmatched_pair_by_a_base_name_unique_on_each_side() {
+        let k = |name: &str| Row::new(name, Source::Measured);
+        let h100 = vec![
+            k("void cub::CUB_200100_900_NS::DeviceScanKernel<Policy600, int *, int *>(int *)"),
+            k("void cub::CUB_200100_900_NS::DeviceScanInitKernel<cub::ScanTileState<int, true>>(int)"),
+            k("void fill<int>(int *)"),
+            k("void fill<float>(float *)"),
+            k("vecAdd"),
+        ];
+        let ada = vec![
+            k("vecAdd"),
+            k("void cub::CUB_200300_890_NS::DeviceScanKernel<Policy900, int *, int *, float>(int *)"),
+            k("void cub::CUB_200300_890_NS::DeviceScanInitKernel<cub::ScanTileState<int, true>>(int)"),
+            k("void fill<double>(double *)"),
+            k("void fill<short>(short *)"),
+        ];
+        let m = side_by_side(&[&h100, &ada], MatchBy::Name).unwrap();
+        let scan = m.iter().find(|r| r.name == "cub::DeviceScanKernel").unwrap();
+        assert!(scan.values.iter().all(Option::is_some), "{m:#?}");
+        assert_eq!(scan.by_base_name, [false, true]);
+        assert!(scan.kernels[1].as_deref().unwrap().contains("Policy900"));
+        let init = m.iter().find(|r| r.name == "cub::DeviceScanInitKernel").unwrap();
+        assert!(init.values.iter().all(Option::is_some) && init.by_base_name == [false, false]);
+        // Two `fill`s unmatched on each side: no base name is unique, so none pairs.
+        let fills: Vec<&Matched> = m.iter().filter(|r| r.name == "fill").collect();
+        assert_eq!(fills.len(), 4, "{m:#?}");
+        assert!(fills.iter().all(|r| r.values.iter().filter(|v| v.is_some()).count() == 1));
+        assert_eq!(m.len(), 7);
     }
 }

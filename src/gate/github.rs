@@ -10,9 +10,19 @@ use crate::gate::verdict::{Check, Report, Verdict};
 /// Annotations emitted before the rest are summarized in one notice.
 pub(crate) const MAX_ANNOTATIONS: usize = 10;
 
-/// Escape a command's message: `%`, CR and LF.
+/// Escape a command's message: `%`, CR and LF; any other control character (an ESC a name
+/// carried) becomes a visible escape (`text::visible`), so the log shows it and no terminal runs it.
 pub(crate) fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c => out.push_str(&crate::text::visible(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    out
 }
 
 /// Escape a property value (`file=`, `title=`): as [`escape_data`], plus `:` and `,`.
@@ -20,11 +30,52 @@ pub(crate) fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The workflow commands for a report, one per line (empty when nothing failed or warned).
+/// `text` (the verdict table printed beside the annotations) fenced so that the Actions runner
+/// reads no workflow command in it: `::stop-commands::TOKEN` before, `::TOKEN::` after, with a
+/// fresh random token the text cannot contain (GitHub's own defence for untrusted output).
+/// Names in the table are escaped as well; the fence holds even if an escape were missed.
+pub(crate) fn fenced(text: &str) -> String {
+    let token = loop {
+        let t = token();
+        if !text.contains(&t) {
+            break t;
+        }
+    };
+    let mut out = format!("::stop-commands::{token}\n{text}");
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("::{token}::\n"));
+    out
+}
+
+/// A token for [`fenced`]: 128 random bits as hex, from the kernel's generator; where that
+/// cannot be read, the clock and the process id (unguessable enough for one step's log).
+fn token() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        bytes = (nanos ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    format!("coalprof-{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// The workflow commands for a report, one per line (empty when nothing failed or warned and
+/// something was checked).
 pub(crate) fn annotations(report: &Report) -> String {
     let notable: Vec<&Check> =
         report.sorted().into_iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).collect();
     let mut out = String::new();
+    // A check of nothing is no green tick: the job's page says so.
+    if let Some(why) = &report.nothing_checked {
+        out.push_str(&format!(
+            "::warning title={}::{}\n",
+            escape_property("coalprof: nothing checked"),
+            escape_data(why)
+        ));
+    }
     for c in notable.iter().take(MAX_ANNOTATIONS) {
         out.push_str(&annotation(c));
         out.push('\n');
@@ -86,6 +137,17 @@ mod tests {
         .unwrap();
         let p = Provenance { compute_capability: Some("9.0".into()), ..Default::default() };
         evaluate(&rules, &[Results::new(p, rows)], None)
+    }
+
+    #[test]
+    fn a_fence_stops_commands_with_a_fresh_token() {
+        let text = "coalprof check: gate passed\nevil\n::warning::injected\n";
+        let out = fenced(text);
+        let lines: Vec<&str> = out.lines().collect();
+        let token = lines[0].strip_prefix("::stop-commands::").expect("the fence opens first");
+        assert!(token.len() >= 32 && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{token}");
+        assert_eq!(*lines.last().unwrap(), format!("::{token}::"));
+        assert_ne!(fenced(text), out, "a fresh token each time");
     }
 
     #[test]

@@ -17,6 +17,9 @@ const MAX_ROWS: usize = 1000;
 /// The markdown for a report.
 pub(crate) fn render(report: &Report) -> String {
     let mut out = format!("## coalprof check: {} {}\n\n{}\n\n", icon(report), report.headline(), report.tally());
+    if let Some(why) = &report.nothing_checked {
+        out.push_str(&format!("> {}\n\n", inline(why)));
+    }
     let notable: Vec<&Check> = report.sorted().into_iter().filter(|c| c.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {
         out.push_str(&table(&notable));
@@ -55,7 +58,7 @@ pub(crate) fn render(report: &Report) -> String {
 fn icon(report: &Report) -> &'static str {
     if report.failed() {
         "❌"
-    } else if report.count(Verdict::Warn) > 0 {
+    } else if report.count(Verdict::Warn) > 0 || report.all_skipped() {
         "⚠️"
     } else {
         "✅"
@@ -103,9 +106,10 @@ fn footer(report: &Report) -> String {
     out
 }
 
-/// Collapse whitespace to single spaces (markdown tables are one line per row).
+/// Control characters made visible (`text::visible`: a name cannot start a line or carry a
+/// terminal escape), whitespace collapsed to single spaces (markdown tables are one line per row).
 fn inline(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::text::visible(s).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A plain table cell: whitespace collapsed, `|` escaped.

@@ -126,6 +126,10 @@ pub(crate) struct Report {
     pub matched_rows: usize,
     /// Whether a baseline was given.
     pub has_baseline: bool,
+    /// Where every check was skipped: why, in words (what the inputs lack and how to record
+    /// it), set by the command that knows the catalogue. Such a check is no pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nothing_checked: Option<String>,
 }
 
 impl Report {
@@ -136,6 +140,12 @@ impl Report {
     /// Whether a fail-severity check failed.
     pub(crate) fn failed(&self) -> bool {
         self.count(Verdict::Fail) > 0
+    }
+
+    /// Whether rules applied but every check they made was skipped: nothing was compared, so
+    /// the gate may not read as passed.
+    pub(crate) fn all_skipped(&self) -> bool {
+        !self.checks.is_empty() && self.count(Verdict::Skipped) == self.checks.len()
     }
 
     /// `3 failed, 1 warning, 10 passed, 2 new, 1 skipped` (zero counts left out).
@@ -159,7 +169,8 @@ impl Report {
         }
     }
 
-    /// The headline: `gate failed` / `gate passed with warnings` / `gate passed`.
+    /// The headline: `gate failed` / `gate passed with warnings` / `gate passed`, or
+    /// `nothing checked` where every check was skipped (never a pass).
     pub(crate) fn headline(&self) -> &'static str {
         if self.failed() {
             "gate failed"
@@ -167,6 +178,8 @@ impl Report {
             "gate passed with warnings"
         } else if self.matched_rows == 0 {
             "nothing matched"
+        } else if self.all_skipped() {
+            "nothing checked"
         } else {
             "gate passed"
         }
@@ -251,6 +264,7 @@ pub(crate) fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Bas
         environments: environments.into_values().collect(),
         matched_rows,
         has_baseline: baseline.is_some(),
+        nothing_checked: None,
     }
 }
 
@@ -291,9 +305,12 @@ fn metrics_for(rules: &[Rule], key: &str, row: &Row) -> BTreeSet<String> {
     // Per-line metrics are checked on line rows only, and kernel metrics on kernel rows only:
     // a `match = "*"` rule must not turn every line into a `skipped` check.
     let fits = |m: &str| crate::results::is_line_metric(m) == row.line.is_some();
+    // A line row has the per-line metrics of its access kind only (no sectors on a shared
+    // load): one it lacks is no input's fault, so not a `skipped` check either.
+    let has = |m: &str| row.line.is_none() || row.metrics.contains_key(m) || row.broken.contains_key(m);
     for rule in rules.iter().filter(|r| r.matches_row(key, &row.kernel)) {
         match rule.literal_metric() {
-            Some(m) if fits(m) => {
+            Some(m) if fits(m) && has(m) => {
                 out.insert(m.to_string());
             }
             Some(_) => {}
@@ -713,6 +730,35 @@ mod tests {
         let order: Vec<_> = report.sorted().iter().map(|c| c.verdict).collect();
         assert_eq!(order, [Verdict::Fail, Verdict::Pass]);
         assert_eq!(report.tally(), "1 failed, 1 passed");
+    }
+
+    #[test]
+    fn every_check_skipped_is_nothing_checked_never_a_pass() {
+        let r = rules(&format!("[[gate]]\nmatch = \"*\"\nmetric = \"{M}\"\nmax = 4.5\n"));
+        let skipped = evaluate(&r, &[run(vec![row("a/x", &[]), row("b/y", &[])])], None);
+        assert!(skipped.all_skipped());
+        assert_eq!((skipped.headline(), skipped.failed()), ("nothing checked", false));
+        let one = evaluate(&r, &[run(vec![row("a/x", &[(M, 4.0)]), row("b/y", &[])])], None);
+        assert_eq!((one.all_skipped(), one.headline()), (false, "gate passed"));
+    }
+
+    #[test]
+    fn a_line_row_without_a_per_line_metric_is_not_checked_on_it() {
+        // A shared load's line has no sectors: the rule on them passes it by, no `skipped`.
+        let r = rules("[[gate]]\nmatch = \"*\"\nmetric = \"line_sectors_over_ideal\"\nmax = 2\n");
+        let line = |op: &str, metrics: &[(&str, f64)]| Row {
+            line: Some("k.cu:3".into()),
+            op: Some(op.into()),
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Row::new("k", Source::Measured)
+        };
+        let report = evaluate(
+            &r,
+            &[run(vec![line("shared load", &[]), line("global load", &[("line_sectors_over_ideal", 3.0)])])],
+            None,
+        );
+        let verdicts: Vec<_> = report.checks.iter().map(|c| (c.row.as_str(), c.verdict)).collect();
+        assert_eq!(verdicts, [("k @ k.cu:3 (global load)", Verdict::Fail)]);
     }
 
     #[test]

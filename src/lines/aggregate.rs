@@ -65,6 +65,13 @@ pub struct LineRow {
     pub launch: Option<u64>,
     /// How many launches the numbers sum.
     pub launches: u64,
+    /// The launches' grid and block, where the report says: with the kernel and rank, what
+    /// finds the row's kernel row among `analyze`'s (which groups launches by shape too).
+    #[serde(skip)]
+    pub grid: Option<[u32; 3]>,
+    /// See `grid`.
+    #[serde(skip)]
+    pub block: Option<[u32; 3]>,
     /// The source file, as the line table names it.
     pub file: Option<String>,
     /// The line in it.
@@ -181,6 +188,8 @@ struct Group {
     rank: Option<u32>,
     launch: Option<u64>,
     launches: u64,
+    grid: Option<[u32; 3]>,
+    block: Option<[u32; 3]>,
     mangled: Option<String>,
     cubin: Option<Arc<[u8]>>,
     counters: Launch,
@@ -266,6 +275,8 @@ pub fn build(
                     rank: rec.rank,
                     launch,
                     launches: rec.launches,
+                    grid: rec.grid,
+                    block: rec.block,
                     mangled: sc.mangled.clone(),
                     cubin: sc.cubin.clone(),
                     counters,
@@ -349,7 +360,14 @@ pub fn build(
             };
             keyed.entry(key).or_default().add(c);
         }
-        let id = RowId { kernel: g.kernel.clone(), rank: g.rank, launch: g.launch, launches: g.launches };
+        let id = RowId {
+            kernel: g.kernel.clone(),
+            rank: g.rank,
+            launch: g.launch,
+            launches: g.launches,
+            grid: g.grid,
+            block: g.block,
+        };
         for ((loc, off, op), c) in keyed {
             let in_loop = match (c.executions, g.counters.entry_executions) {
                 (Some(e), Some(entry)) => e > entry * 1.01 * f64::from(c.instructions.max(1)),
@@ -371,6 +389,8 @@ pub(super) struct RowId {
     pub rank: Option<u32>,
     pub launch: Option<u64>,
     pub launches: u64,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
 }
 
 /// One row before its derivation: its place (file and line, else an offset), access kind,
@@ -401,6 +421,8 @@ pub(super) fn line_row(
         rank: id.rank,
         launch: id.launch,
         launches: id.launches,
+        grid: id.grid,
+        block: id.block,
         file,
         line,
         path,

@@ -1,30 +1,41 @@
 //! Per-line rows for the gate: each source line and access kind of a [`LineReport`] as a result
 //! [`Row`] keyed by kernel, `file:line` and op, with the `line_*` counters and metrics of
-//! `metrics.toml`, so `[[gate]]` rules and baselines work on lines as they do on kernels.
+//! `metrics.toml`, so `[[gate]]` rules and baselines work on lines as they do on kernels; and
+//! the kernel metrics a report's per-line counters give where its kernel counters do not.
 
-use crate::results::{Row, Source, WorstLine};
+use crate::error::Result;
+use crate::frame::Derivation;
+use crate::metrics::Catalogue;
+use crate::results::{Metrics, Results, Row, Source, WorstLine};
 
-use super::{LineReport, LineRow};
+use super::{LineReport, LineRow, Op};
 
 /// `kernels/gemm.cu:42` of a row: its repository-relative path where it resolves.
 pub(crate) fn line_label(r: &LineRow) -> Option<String> {
     Some(format!("{}:{}", r.path.as_deref().or(r.file.as_deref())?, r.line?))
 }
 
-/// One result row per source line and access kind of the report (instruction rows without a
-/// line are left out), with every per-line counter and metric the derivation gave it.
+/// Where a gate row of `r` is: its line, else its SASS offset as `lines` shows it (`+0x1a0`),
+/// so a kernel built without `-lineinfo` is gated instruction by instruction, not left out.
+fn place_label(r: &LineRow) -> Option<String> {
+    line_label(r).or_else(|| Some(format!("+{:#x}", r.pc_offset?)))
+}
+
+/// One result row per source line (or, without line info, SASS instruction) and access kind of
+/// the report, with every per-line counter and metric the derivation gave it.
 pub(crate) fn rows(report: &LineReport) -> Vec<Row> {
     report.rows.iter().filter_map(row).collect()
 }
 
-/// The result row of one line row, if it has a line.
+/// The result row of one line row, if it has a line or an offset.
 fn row(r: &LineRow) -> Option<Row> {
     let mut row = Row::new(r.kernel.clone(), Source::Measured);
-    row.line = Some(line_label(r)?);
+    row.line = Some(place_label(r)?);
     row.op = r.op.clone();
     row.id = r.launch;
     row.launches = r.launches;
     row.rank = r.rank;
+    (row.grid, row.block) = (r.grid, r.block);
     row.metrics = r.metrics.clone();
     if let Some(d) = &r.diagnosis {
         row.notes.push(d.clone());
@@ -70,4 +81,170 @@ pub(crate) fn worst_lines(
             })
         })
         .collect()
+}
+
+/// Kernel metrics and the per-line metrics they are taken from where a kernel row lacks them:
+/// the same quantity over the kernel's global loads summed as one row. `true` for the pair
+/// that is taken together or not at all (sectors per request and its ideal: half from the
+/// kernel's counters and half from the per-line ones would be a ratio of two different counts).
+const FROM_LINES: [(&str, &str, bool); 3] = [
+    ("global_load_sectors_over_ideal", "line_sectors_over_ideal", false),
+    ("global_load_sectors_per_request", "line_sectors_per_request", true),
+    ("global_load_ideal_sectors_per_request", "line_ideal_sectors_per_request", true),
+];
+
+/// The kernel metrics [`fill_kernel_metrics`] can give a row, for commands that decide whether
+/// to read a report per line.
+pub(crate) fn fillable() -> impl Iterator<Item = &'static str> {
+    FROM_LINES.iter().map(|(k, _, _)| *k)
+}
+
+/// Give each kernel row of `results` the coalescing metrics its kernel counters could not (a
+/// report without `global_load_bytes_requested` and friends has no ideal), from the report's
+/// per-instruction counters: the `[line_counter.*]` values of the kernel's global-load rows
+/// summed into one row and derived by the same `[line.*]` formulas `lines` uses, so the
+/// kernel's value is its lines' taken together. A row says so in a note. Rows the report has
+/// no global load for, and metrics a row has (or has broken), are left as they are.
+pub(crate) fn fill_kernel_metrics(results: &mut Results, report: &LineReport, catalogue: &Catalogue) -> Result<()> {
+    let derivation = Derivation::lines(catalogue)?;
+    let loads: Vec<&LineRow> = report.rows.iter().filter(|r| r.kind == Some(Op::GlobalLoad)).collect();
+    let kernel_rows: Vec<usize> = (results.rows.iter().enumerate())
+        .filter(|(_, row)| row.line.is_none() && FROM_LINES.iter().any(|(k, _, _)| wants(row, k)))
+        .map(|(i, _)| i)
+        .collect();
+    let mut summed: Vec<(usize, Row)> = Vec::new();
+    for i in kernel_rows {
+        let row = &results.rows[i];
+        let mine: Vec<&&LineRow> = loads.iter().filter(|l| same_kernel(row, l)).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut metrics = Metrics::new();
+        // Only counters every row has: a sum over some of the lines is no kernel's count.
+        for key in catalogue.line_counters.keys() {
+            let values: Option<Vec<f64>> = mine.iter().map(|l| l.metrics.get(key).copied()).collect();
+            if let Some(v) = values {
+                metrics.insert(key.clone(), v.iter().sum());
+            }
+        }
+        summed.push((i, Row { metrics, ..Row::new(row.kernel.clone(), Source::Measured) }));
+    }
+    let (at, mut sums): (Vec<usize>, Vec<Row>) = summed.into_iter().unzip();
+    derivation.fill(&mut sums)?;
+    for (i, sum) in at.into_iter().zip(sums) {
+        let row = &mut results.rows[i];
+        let mut taken = Vec::new();
+        let pair_missing = FROM_LINES.iter().filter(|(_, _, pair)| *pair).all(|(k, _, _)| wants(row, k));
+        for (key, line_key, pair) in FROM_LINES {
+            let Some(v) = sum.metrics.get(line_key) else { continue };
+            if wants(row, key) && (!pair || pair_missing) {
+                row.metrics.insert(key.to_string(), *v);
+                taken.push(format!("`{key}`"));
+            }
+        }
+        if !taken.is_empty() {
+            row.notes.push(format!(
+                "{} from the report's per-instruction counters (its global loads' L2 sectors and their ideal, \
+                 summed over its lines): the report lacks the kernel counters for them",
+                taken.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `row` lacks `key` (and it is not broken: a broken counter is never papered over).
+fn wants(row: &Row, key: &str) -> bool {
+    !row.metrics.contains_key(key) && !row.broken.contains_key(key)
+}
+
+/// Whether line row `l` is of the kernel row `row`: the kernel, its rank and, where both say,
+/// its launch and shape.
+fn same_kernel(row: &Row, l: &LineRow) -> bool {
+    let agree = |a: Option<[u32; 3]>, b: Option<[u32; 3]>| a.is_none() || b.is_none() || a == b;
+    l.kernel == row.kernel
+        && l.rank == row.rank
+        && (l.launch.is_none() || row.id.is_none() || l.launch == row.id)
+        && agree(l.grid, row.grid)
+        && agree(l.block, row.block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Provenance;
+
+    /// A line row of kernel `k` and `op` with these counters.
+    fn line(op: Op, sectors: f64, ideal: f64, requests: f64) -> LineRow {
+        let metrics = [("line_sectors", sectors), ("line_ideal_sectors", ideal), ("line_requests", requests)];
+        LineRow {
+            kernel: "k".into(),
+            kind: Some(op),
+            grid: Some([4, 1, 1]),
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..LineRow::default()
+        }
+    }
+
+    fn kernel(name: &str, metrics: &[(&str, f64)]) -> Row {
+        Row { metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Row::new(name, Source::Measured) }
+    }
+
+    #[test]
+    fn a_kernel_without_an_ideal_gets_its_global_loads_taken_together() {
+        let report = LineReport {
+            rows: vec![
+                line(Op::GlobalLoad, 320.0, 40.0, 10.0),
+                line(Op::GlobalLoad, 40.0, 40.0, 10.0),
+                line(Op::GlobalStore, 3200.0, 40.0, 10.0),
+            ],
+            ..LineReport::empty()
+        };
+        let mut broken = kernel("k", &[]);
+        broken.broken.insert("global_load_sectors_over_ideal".into(), "nan".into());
+        let mut other_shape = kernel("k", &[]);
+        other_shape.grid = Some([8, 1, 1]);
+        let mut results = Results::new(
+            Provenance::new("ncu"),
+            vec![
+                kernel("k", &[]),
+                kernel("k", &[("global_load_sectors_per_request", 1.5)]),
+                broken,
+                kernel("other", &[]),
+                other_shape,
+            ],
+        );
+        fill_kernel_metrics(&mut results, &report, &Catalogue::builtin()).unwrap();
+        let m = |i: usize, k: &str| results.rows[i].metric(k);
+        // The loads' sums: 360 sectors, 80 ideal, 20 requests; the store is no load.
+        assert_eq!(m(0, "global_load_sectors_over_ideal"), Some(360.0 / 80.0));
+        assert_eq!(m(0, "global_load_sectors_per_request"), Some(360.0 / 20.0));
+        assert_eq!(m(0, "global_load_ideal_sectors_per_request"), Some(80.0 / 20.0));
+        assert!(results.rows[0].notes.iter().any(|n| n.contains("per-instruction counters")), "{:?}", results.rows[0]);
+        // A kernel's own sectors/request is kept, and no ideal of another count is set beside it.
+        assert_eq!(m(1, "global_load_sectors_per_request"), Some(1.5));
+        assert_eq!(m(1, "global_load_ideal_sectors_per_request"), None);
+        assert_eq!(m(1, "global_load_sectors_over_ideal"), Some(360.0 / 80.0));
+        assert_eq!(m(2, "global_load_sectors_over_ideal"), None, "a broken value stays out");
+        assert_eq!(m(3, "global_load_sectors_over_ideal"), None, "another kernel's lines are not its");
+        assert_eq!(m(4, "global_load_sectors_over_ideal"), None, "nor another launch shape's");
+    }
+
+    #[test]
+    fn the_metrics_filled_are_the_catalogues() {
+        let c = Catalogue::builtin();
+        for (key, line_key, _) in FROM_LINES {
+            assert!(c.derived(key).is_some() && c.line_metric(line_key).is_some(), "{key} ← {line_key}");
+        }
+    }
+
+    #[test]
+    fn instruction_rows_without_a_line_are_gate_rows_at_their_offset() {
+        let mut r = line(Op::GlobalLoad, 320.0, 40.0, 10.0);
+        r.pc_offset = Some(0x1a0);
+        let report = LineReport { rows: vec![r], ..LineReport::empty() };
+        let rows = rows(&report);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].key(), "k @ +0x1a0");
+    }
 }

@@ -103,7 +103,8 @@ pub(crate) fn build(
             keyed.entry(key).or_default().add(&counters(l));
         }
         let total: f64 = keyed.values().filter_map(|c| c.excess_sectors).sum();
-        let id = RowId { kernel: k.kernel.clone(), rank: None, launch: None, launches: k.launches };
+        let id =
+            RowId { kernel: k.kernel.clone(), rank: None, launch: None, launches: k.launches, grid: None, block: None };
         for ((place, ptx_line, op), c) in keyed {
             // A PTX line stands where a SASS offset would.
             let row = line_row(&id, place, ptx_line.map(u64::from), None, op, &c, Some(total), sources);

@@ -49,6 +49,8 @@ pub(crate) struct ProfilerSettings {
     pub timeout: Duration,
     pub warmup: u32,
     pub repeats: u32,
+    /// `--backend sim`: GPGPU-Sim's functional or timing mode.
+    pub sim_mode: crate::tools::gpgpusim::SimMode,
 }
 
 /// One pattern measured: its rows and what the run learned about the device.

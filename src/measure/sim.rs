@@ -3,18 +3,20 @@
 //! statistics are per PTX line, summed over the whole process), its lines are summed into the
 //! raw counters of `metrics.toml` under the names ncu's rows carry, and from there the pipeline
 //! is a measured run's: the verified join with the launch manifest, the one derivation, and the
-//! comparison with the model, rows marked `simulated`.
+//! comparison with the model, rows marked `simulated`. The variants are independent processes:
+//! they run side by side, as many at once as the run's [`Permits`] allow.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::frame::findings::against_model_as;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest::{self, Entry};
-use crate::frame::{Derivation, Frame};
+use crate::frame::{Backend, Derivation, Frame};
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
 use crate::parse::gpgpusim::SimRun;
@@ -23,10 +25,32 @@ use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{sim_variants, Pattern, Sizing};
 use crate::results::{Metrics, Row, Source};
 use crate::store::RunDir;
-use crate::tools::gpgpusim::{GpgpuSim, CONFIG};
+use crate::tools::gpgpusim::{GpgpuSim, SimMode, CONFIG};
+use crate::tools::ToolError;
 
 /// Kernels of the harness (buffer fills, the checksum): never a row.
 const HARNESS_PREFIX: &str = "coalprof_init_";
+
+/// The raw counters (`metrics.toml` keys) the simulator gives a kernel, each where the kernel
+/// made such an access ([`Counters::add_line`]): every other one (L2 and DRAM traffic, time)
+/// it never measures, which is said once as such, not as missing from the input.
+pub(crate) const MEASURES: &[&str] = &[
+    "global_load_requests",
+    "global_load_sectors",
+    "global_load_instructions",
+    "global_load_bytes_requested",
+    "global_store_requests",
+    "global_store_sectors",
+    "shared_load_instructions",
+    "shared_load_wavefronts",
+    "shared_load_bank_conflicts",
+    "shared_store_instructions",
+    "shared_store_wavefronts",
+    "shared_store_bank_conflicts",
+];
+
+/// The simulator as a backend of rows, for the derivation's notices.
+pub(crate) const BACKEND: Backend<'static> = Backend { name: "GPGPU-Sim", measures: MEASURES };
 
 /// What every pattern of a simulated run is run with.
 #[derive(Clone, Copy)]
@@ -35,16 +59,59 @@ pub(crate) struct Simulator<'a> {
     pub catalogue: &'a Catalogue,
     pub derivation: &'a Derivation,
     pub model: &'a ModelSettings,
+    /// Functional (the default) or timing.
+    pub mode: SimMode,
     /// Per simulator process.
     pub timeout: Duration,
     /// Only these variants (`--variant`; empty: all).
     pub only: &'a [String],
+    /// How many simulator processes may run at once, shared by every pattern of the run.
+    pub permits: &'a Permits,
 }
 
-/// One pattern simulated: its rows, and how long the simulator took per variant.
+/// A counting semaphore over simulator processes: one simulator is one busy core, so a run
+/// starts no more at once than the machine has cores, whichever patterns they belong to.
+pub(crate) struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// One simulator process's right to run; given back when dropped.
+struct Permit<'a>(&'a Permits);
+
+impl Permits {
+    pub(crate) fn new(n: usize) -> Permits {
+        Permits { free: Mutex::new(n.max(1)), freed: Condvar::new() }
+    }
+
+    /// Wait for a free permit (checking for Ctrl-C meanwhile).
+    fn acquire(&self) -> Result<Permit<'_>> {
+        let poisoned = || Error::Internal("the simulator permits were poisoned".into());
+        let mut free = self.free.lock().map_err(|_| poisoned())?;
+        while *free == 0 {
+            crate::cancel::check()?;
+            free = self.freed.wait_timeout(free, Duration::from_millis(200)).map_err(|_| poisoned())?.0;
+        }
+        *free -= 1;
+        Ok(Permit(self))
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut free) = self.0.free.lock() {
+            *free += 1;
+        }
+        self.0.freed.notify_one();
+    }
+}
+
+/// One pattern simulated: its rows, how long the simulator took per variant, and what the
+/// rows lack (the counters the simulator never measures).
 pub(crate) struct Simulated {
     pub rows: Vec<Row>,
     pub seconds: Vec<(String, f64)>,
+    pub notices: Vec<String>,
 }
 
 /// The device a simulated record names.
@@ -57,34 +124,46 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     let mut plan = sim_variants(pattern, sizing);
     plan.retain(|v| s.only.is_empty() || s.only.contains(&v.name));
     if plan.is_empty() {
-        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new() });
+        return Ok(Simulated { rows: Vec::new(), seconds: Vec::new(), notices: Vec::new() });
     }
     let stem = pattern.source_stem();
+    // Each variant in its own thread, waiting for a permit; after a failure no other starts.
+    let failed = AtomicBool::new(false);
+    let outcomes: Vec<Result<Option<OneVariant>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (plan.iter())
+            .map(|v| {
+                let (failed, stem) = (&failed, &stem);
+                scope.spawn(move || {
+                    let permit = s.permits.acquire()?;
+                    if failed.load(Ordering::SeqCst) {
+                        return Ok(None);
+                    }
+                    let one = simulate_variant(v, stem, exe, s, dir);
+                    drop(permit);
+                    if one.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    one.map(Some)
+                })
+            })
+            .collect();
+        (handles.into_iter())
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("a simulator thread panicked".into()))))
+            .collect()
+    });
     let mut entries: Vec<Entry> = Vec::new();
     let mut records = Vec::new();
     let mut seconds = Vec::new();
-    for v in &plan {
-        crate::cancel::check()?;
-        let folder = dir.path.join("sim").join(&stem).join(&v.name);
-        let manifest_path = folder.join("manifest.jsonl");
-        let args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
-        tracing::info!(variant = %v.id(), folder = %folder.display(), "simulating");
-        let run = run_in(s.sim, exe, &args, &folder, s.timeout)?;
-        seconds.push((v.name.clone(), run.elapsed.as_secs_f64()));
-        let mut kernels = kernel_records(&run, s.catalogue);
-        let (Some(i), 1) = (kernels.iter().position(|r| r.kernel == v.kernel), kernels.len()) else {
-            let names: Vec<&str> = kernels.iter().map(|r| r.kernel.as_str()).collect();
-            return Err(Error::input(
-                folder.join(crate::parse::gpgpusim::STATS_FILE),
-                format!(
-                    "variant `{}` should run one kernel, `{}`, but the simulator counted {names:?}",
-                    v.id(),
-                    v.kernel
-                ),
-            ));
-        };
-        records.push(kernels.swap_remove(i));
-        entries.extend(manifest::read(&manifest_path)?);
+    // The first failure in the plan's order (an interruption first: it explains the others).
+    let interrupted = |o: &Result<_>| matches!(o, Err(Error::Interrupted | Error::Tool(ToolError::Interrupted { .. })));
+    if let Some(i) = outcomes.iter().position(interrupted) {
+        return Err(outcomes.into_iter().nth(i).and_then(Result::err).unwrap_or(Error::Interrupted));
+    }
+    for one in outcomes {
+        let Some(one) = one? else { continue };
+        seconds.push((one.variant, one.seconds));
+        records.push(one.record);
+        entries.extend(one.entries);
     }
     let combined: String =
         entries.iter().map(|e| serde_json::to_string(&EntryOut(e)).unwrap_or_default() + "\n").collect();
@@ -105,14 +184,54 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     s.derivation.apply(&mut predicted)?;
     let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
     let mut rows = against_model_as(simulated, predicted, s.catalogue, Source::Simulated)?;
-    s.derivation.notices(&mut rows);
+    let notices = s.derivation.notices_by(&mut rows, Some(&BACKEND));
     for row in &mut rows {
         if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
             row.params = v.params();
         }
-        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; no L2 or DRAM counters"));
+        row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS"));
     }
-    Ok(Simulated { rows, seconds })
+    Ok(Simulated { rows, seconds, notices })
+}
+
+/// What one variant's simulator process gave.
+struct OneVariant {
+    variant: String,
+    seconds: f64,
+    record: LaunchRecord,
+    entries: Vec<Entry>,
+}
+
+/// Simulate variant `v` alone in its folder under `dir` and read its one kernel's record.
+fn simulate_variant(
+    v: &crate::patterns::Variant,
+    stem: &str,
+    exe: &Path,
+    s: &Simulator,
+    dir: &RunDir,
+) -> Result<OneVariant> {
+    crate::cancel::check()?;
+    let folder = dir.path.join("sim").join(stem).join(&v.name);
+    let manifest_path = folder.join("manifest.jsonl");
+    let mut args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
+    // Inputs filled on the host: the simulator would spend most of its time in the fill kernels.
+    args.push("--host-init".into());
+    tracing::info!(variant = %v.id(), folder = %folder.display(), mode = s.mode.name(), "simulating");
+    let run = run_in(s.sim, exe, &args, &folder, (s.mode, &s.sim.cuda), s.timeout)?;
+    let mut kernels = kernel_records(&run, s.catalogue);
+    let (Some(i), 1) = (kernels.iter().position(|r| r.kernel == v.kernel), kernels.len()) else {
+        let names: Vec<&str> = kernels.iter().map(|r| r.kernel.as_str()).collect();
+        return Err(Error::input(
+            folder.join(crate::parse::gpgpusim::STATS_FILE),
+            format!("variant `{}` should run one kernel, `{}`, but the simulator counted {names:?}", v.id(), v.kernel),
+        ));
+    };
+    Ok(OneVariant {
+        variant: v.name.clone(),
+        seconds: run.elapsed.as_secs_f64(),
+        record: kernels.swap_remove(i),
+        entries: manifest::read(&manifest_path)?,
+    })
 }
 
 /// The launch facts a simulated row gets (no timing: a simulator's cycles are not a GPU's).
@@ -177,38 +296,50 @@ impl Counters {
 
 /// `global_load` + `sectors` → `global_load_sectors` (the keys are a closed set).
 fn key(prefix: &str, what: &str) -> &'static str {
-    const KEYS: &[&str] = &[
-        "global_load_requests",
-        "global_load_sectors",
-        "global_store_requests",
-        "global_store_sectors",
-        "shared_load_instructions",
-        "shared_load_wavefronts",
-        "shared_load_bank_conflicts",
-        "shared_store_instructions",
-        "shared_store_wavefronts",
-        "shared_store_bank_conflicts",
-    ];
-    KEYS.iter().copied().find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what)).unwrap_or("")
+    MEASURES
+        .iter()
+        .copied()
+        .find(|k| k.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) == Some(what))
+        .unwrap_or("")
 }
 
-/// The instruction of a statistics line, if the PTX it names was read.
-/// Run `program args` under the simulator in `dir` and read what it left there.
+/// Whether `sim` can count in `mode`: the functional mode needs the patch that makes it count
+/// (an older build writes no statistics there).
+pub(crate) fn check_mode(sim: &GpgpuSim, mode: SimMode) -> Result<()> {
+    if mode == SimMode::Functional && !sim.counts_functionally() {
+        return Err(Error::unavailable(
+            format!(
+                "the GPGPU-Sim in `{}` ({}) counts no memory accesses in its functional mode",
+                sim.root.display(),
+                sim.version()
+            ),
+            "run `scripts/install-sim.sh` again (it rebuilds GPGPU-Sim with \
+             `scripts/sim-patches/0003-functional-mem-accesses.patch`), or pass `--sim-mode timing`",
+        ));
+    }
+    Ok(())
+}
+
+/// Run `program args` under the simulator in `dir`, in `mode` with the toolkit `cuda`, and read
+/// what it left there.
 pub(crate) fn run_in(
     sim: &GpgpuSim,
     program: &Path,
     args: &[std::ffi::OsString],
     dir: &Path,
+    (mode, cuda): (SimMode, &Path),
     timeout: std::time::Duration,
 ) -> Result<SimRun> {
+    check_mode(sim, mode)?;
     let rejected = |log: &str| crate::parse::gpgpusim::failure(log).map(str::to_string);
-    let (_, elapsed) = sim.run(program, args, dir, timeout, &rejected)?;
+    let (_, elapsed) = sim.run(program, args, dir, (mode, cuda), timeout, &rejected)?;
     let mut run = crate::parse::gpgpusim::read_run(dir)
         .map_err(|e| Error::input(dir, format!("`{}` ran under GPGPU-Sim, but {e}", program.display())))?;
     run.elapsed = elapsed;
     Ok(run)
 }
 
+/// The instruction of a statistics line, if the PTX it names was read.
 pub(crate) fn instruction<'a>(run: &'a SimRun, file: &str, line: u32) -> Option<&'a PtxInstruction> {
     run.ptx.iter().find(|(n, _)| n == file).and_then(|(_, p)| p.instructions.get(&line))
 }
@@ -385,5 +516,41 @@ mod tests {
         assert_eq!(rec.metric(&sectors).and_then(Value::number), Some(16.0), "32 sectors over 2 launches");
         r.launches[1].grid = [3, 1, 1];
         assert_eq!(kernel_records(&r, &Catalogue::builtin())[0].grid, None, "shapes differ: no one grid");
+    }
+
+    #[test]
+    fn counters_the_simulator_never_measures_are_said_once_as_such_not_as_missing_input() {
+        let r = run(
+            PTX,
+            &[
+                (5, LineStats { executions: 128, global_sectors: 32, global_warps: 4, ..Default::default() }),
+                (6, LineStats { executions: 128, global_sectors: 16, global_warps: 4, ..Default::default() }),
+                (7, LineStats { executions: 128, shared_wavefronts: 64, shared_warps: 4, ..Default::default() }),
+            ],
+        );
+        let values = &kernel_counters(&r)["k"].values;
+        assert!(values.keys().all(|k| MEASURES.contains(k)), "{values:?} are all declared measured");
+        let catalogue = Catalogue::builtin();
+        let derivation = Derivation::new(&catalogue).unwrap();
+        let rows = || {
+            let mut row = Row::new("k", Source::Simulated);
+            row.metrics = values.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let mut rows = vec![row];
+            derivation.fill(&mut rows).unwrap();
+            rows
+        };
+        let notices = derivation.notices_by(&mut rows(), Some(&BACKEND));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        let n = &notices[0];
+        assert!(n.starts_with("not measured by GPGPU-Sim: "), "{n}");
+        for never in ["dram_bytes_read", "dram_bytes_write", "duration", "l2_read_sectors"] {
+            assert!(n.contains(never), "{never}: {n}");
+        }
+        // No shared store ran: the simulator counted none, which is no gap in the input.
+        assert!(!n.contains("shared_store") && !n.contains("not in the input"), "{n}");
+        // The same rows from an unknown source: every gap is the input's.
+        let plain = derivation.notices(&mut rows());
+        assert!(plain.len() == 1 && plain[0].starts_with("not in the input: "), "{plain:?}");
+        assert!(plain[0].contains("shared_store_instructions") && plain[0].contains("dram_bytes_read"), "{plain:?}");
     }
 }

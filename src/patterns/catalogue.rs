@@ -7,7 +7,7 @@ use super::Pattern;
 /// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
 pub(crate) const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
 /// Default size under the simulator (see [`Sizing::simulated`]).
-const SIM_SIZE_BYTES: u64 = 64 << 10;
+const SIM_SIZE_BYTES: u64 = 256 << 10;
 
 /// Threads per block of the streaming kernels.
 const BLOCK: u32 = 256;
@@ -36,8 +36,8 @@ impl Default for Sizing {
 }
 
 impl Sizing {
-    /// The default under `--backend sim`: 64 KiB arrays, grids of a few thousand threads, which
-    /// GPGPU-Sim finishes in seconds per variant.
+    /// The default under `--backend sim`: 256 KiB arrays, grids of up to 64K threads, which
+    /// GPGPU-Sim's functional mode finishes in about a second per variant (`docs/performance.md`).
     pub fn simulated() -> Sizing {
         Sizing { bytes: SIM_SIZE_BYTES }
     }

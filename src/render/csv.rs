@@ -1,10 +1,12 @@
-//! CSV: one line per row, every metric key as a column, exact numbers, empty when absent.
+//! CSV: one line per row, every metric key as a column, exact numbers, empty when absent; names
+//! with their control characters escaped (`text::visible`).
 
 use std::collections::BTreeSet;
 
 use super::{Exporter, Style};
 use crate::error::{Error, Result};
 use crate::results::Results;
+use crate::text::visible;
 
 pub(super) struct Csv;
 
@@ -21,8 +23,9 @@ impl Exporter for Csv {
         w.write_record(header).map_err(err)?;
         for r in &results.rows {
             let source = r.source.word();
-            let mut rec =
-                vec![r.pattern.clone().unwrap_or_default(), r.variant.clone().unwrap_or_default(), r.kernel.clone()];
+            // Names stay text: a control character is written as a visible escape.
+            let text = |s: Option<&str>| visible(s.unwrap_or_default()).into_owned();
+            let mut rec = vec![text(r.pattern.as_deref()), text(r.variant.as_deref()), text(Some(&r.kernel))];
             if ranks {
                 rec.push(r.rank.map(|n| n.to_string()).unwrap_or_default());
             }

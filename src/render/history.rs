@@ -3,13 +3,13 @@
 //! (`coalprof-history/1`) and an SVG of small multiples, one trend per series, which the HTML
 //! page shows inline too.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, Table};
 use maud::{html, Markup};
 
+use super::fit::{Col, Cut};
 use super::{Column, Style};
 use crate::error::{Error, Result};
 use crate::frame::history::{History, Series};
+use crate::text::visible;
 
 /// Version of the JSON layout.
 pub(crate) const SCHEMA: &str = "coalprof-history/1";
@@ -22,43 +22,51 @@ pub(crate) fn column(style: &Style, metric: &str) -> Column {
     style.columns.iter().find(|c| c.key == metric).cloned().unwrap_or_else(|| Column::plain(metric))
 }
 
+/// The terminal table, fitted to the width: the runs between the first and the last go first
+/// (oldest first), then the metric's name and the first change shrink.
 pub(crate) fn table(h: &History, style: &Style) -> String {
+    let width = style.width;
     let mut out = format!("{} run(s), {} series\n", h.runs.len(), h.series.len());
     for (i, r) in h.runs.iter().enumerate() {
-        out.push_str(&format!("  #{:<3} {}  {}  {}\n", i + 1, r.time, r.commit_label(), r.name));
+        let line =
+            format!("  #{:<3} {}  {}  {}", i + 1, visible(&r.time), visible(&r.commit_label()), visible(&r.name));
+        out.push_str(&match width {
+            Some(w) => format!("{}\n", crate::text::cut_end(&line, w)),
+            None => format!("{line}\n"),
+        });
     }
     if h.series.is_empty() {
         return out;
     }
     // Up to 8 runs get a column each; more show the first, the last and where it changed.
     let every = h.runs.len() <= 8;
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.force_no_tty();
-    let mut header = vec![Cell::new("row"), Cell::new("metric")];
+    let columns: Vec<Column> = h.series.iter().map(|s| column(style, &s.metric)).collect();
+    let mut cols = vec![
+        Col::new("row", h.series.iter().map(|s| s.key.clone()).collect()).flex(Cut::Middle, 16).prefer(32),
+        Col::new("metric", columns.iter().map(|c| c.header.clone()).collect()).flex(Cut::End, 10),
+    ];
+    let at = |s: &Series, c: &Column, run: usize| {
+        s.points.iter().find(|p| p.run == run).map_or("–".into(), |p| c.format.show(p.value))
+    };
+    let runs = h.runs.len();
     if every {
-        header.extend((1..=h.runs.len()).map(|i| Cell::new(format!("#{i}"))));
-    } else {
-        header.extend([Cell::new("first"), Cell::new("last")]);
-    }
-    header.push(Cell::new("first changed"));
-    t.set_header(header);
-    for s in &h.series {
-        let c = column(style, &s.metric);
-        let mut line = vec![Cell::new(&s.key), Cell::new(&c.header)];
-        let at = |run: usize| s.points.iter().find(|p| p.run == run).map_or("–".into(), |p| c.format.show(p.value));
-        let right = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-        if every {
-            line.extend((0..h.runs.len()).map(|i| right(at(i))));
-        } else {
-            line.push(right(s.points.first().map_or("–".into(), |p| c.format.show(p.value))));
-            line.push(right(s.points.last().map_or("–".into(), |p| c.format.show(p.value))));
+        for i in 0..runs {
+            let cells = h.series.iter().zip(&columns).map(|(s, c)| at(s, c, i)).collect();
+            let col = Col::new(format!("#{}", i + 1), cells).right();
+            cols.push(if i == 0 || i + 1 == runs { col } else { col.drops(i as u32) });
         }
-        line.push(Cell::new(changed(h, s, &c)));
-        t.add_row(line);
+    } else {
+        let end =
+            |p: Option<&crate::frame::history::Point>, c: &Column| p.map_or("–".into(), |p| c.format.show(p.value));
+        let zip = || h.series.iter().zip(&columns);
+        cols.push(Col::new("first", zip().map(|(s, c)| end(s.points.first(), c)).collect()).right());
+        cols.push(Col::new("last", zip().map(|(s, c)| end(s.points.last(), c)).collect()).right());
     }
-    out.push_str(&t.to_string());
-    out.push('\n');
+    let changes = h.series.iter().zip(&columns).map(|(s, c)| changed(h, s, c)).collect();
+    cols.push(Col::new("first changed", changes).flex(Cut::End, 14));
+    let fitted = super::fit::table(cols, width, false);
+    out.push_str(&fitted.text);
+    out.push_str(&fitted.footer(width));
     out
 }
 
@@ -78,16 +86,17 @@ pub(crate) fn csv(h: &History) -> Result<String> {
         for p in &s.points {
             let r = &h.runs[p.run];
             let g = r.git.as_ref();
+            let t = |s: &str| visible(s).into_owned();
             w.write_record([
-                r.name.as_str(),
-                &r.time,
-                g.map_or("", |g| g.commit.as_str()),
-                g.and_then(|g| g.branch.as_deref()).unwrap_or(""),
-                g.map_or("", |g| if g.dirty { "true" } else { "false" }),
-                &s.key,
-                &s.kernel,
-                &s.metric,
-                &p.value.to_string(),
+                t(&r.name),
+                t(&r.time),
+                t(g.map_or("", |g| g.commit.as_str())),
+                t(g.and_then(|g| g.branch.as_deref()).unwrap_or("")),
+                t(g.map_or("", |g| if g.dirty { "true" } else { "false" })),
+                t(&s.key),
+                t(&s.kernel),
+                t(&s.metric),
+                p.value.to_string(),
             ])
             .map_err(enc)?;
         }

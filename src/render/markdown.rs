@@ -1,11 +1,13 @@
 //! Markdown for a kernel review: one table per pattern, the notes and findings under it.
-//! Pipes in kernel names are escaped so a C++ name cannot break the table.
+//! Names are escaped (`text::markdown`) so a C++ name cannot break the table, nor a hostile one
+//! start a line.
 
 use super::columns::{cell, groups, label, notes, present, rank};
 use super::plot::plot_files;
 use super::{Exporter, Style};
 use crate::error::Result;
 use crate::results::{Results, Source};
+use crate::text::markdown as escape;
 
 pub(super) struct Markdown {
     /// Link each pattern's plots (`![stride](stride.svg)`): the report sits in a run folder.
@@ -18,19 +20,19 @@ impl Exporter for Markdown {
         let plots = if self.plots { plot_files(results) } else { Vec::new() };
         let mut out = String::from("# coalprof results\n\n");
         let p = &results.provenance;
-        let mut facts = vec![format!("backend `{}`", p.backend)];
+        let mut facts = vec![format!("backend `{}`", escape(&p.backend))];
         if let Some(g) = &p.gpu {
-            facts.push(format!("GPU {g}"));
+            facts.push(format!("GPU {}", escape(g)));
         }
         if let Some(cc) = &p.compute_capability {
-            facts.push(format!("CC {cc}"));
+            facts.push(format!("CC {}", escape(cc)));
         }
         if let Some(v) = &p.ncu_version {
-            facts.push(format!("ncu {v}"));
+            facts.push(format!("ncu {}", escape(v)));
         }
         out.push_str(&format!("{}\n\n", facts.join(" · ")));
         for n in &results.notices {
-            out.push_str(&format!("> {n}\n\n"));
+            out.push_str(&format!("> {}\n\n", escape(n)));
         }
         for (pattern, rows) in groups(results) {
             let predicted = rows.iter().all(|r| r.source == Source::Predicted);
@@ -43,7 +45,7 @@ impl Exporter for Markdown {
                 ""
             };
             match pattern {
-                Some(name) => out.push_str(&format!("## `{name}`{how}\n\n")),
+                Some(name) => out.push_str(&format!("## `{}`{how}\n\n", escape(name))),
                 None => out.push_str("## Kernels\n\n"),
             }
             let first = if pattern.is_some() { "variant" } else { "kernel" };
@@ -84,8 +86,4 @@ impl Exporter for Markdown {
         }
         Ok(out)
     }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('`', "'").split_whitespace().collect::<Vec<_>>().join(" ")
 }

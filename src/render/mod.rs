@@ -4,6 +4,7 @@
 mod benchmark;
 mod columns;
 mod csv;
+pub(crate) mod fit;
 pub(crate) mod history;
 pub(crate) mod html;
 mod json;
@@ -19,7 +20,6 @@ use crate::results::Results;
 
 pub(crate) use columns::{Column, Fmt};
 pub(crate) use plot::{plot_files, plots};
-pub(crate) use table::shorten;
 
 /// Output formats (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,6 +79,9 @@ pub struct Style {
     pub(crate) directions: crate::gate::Directions,
     /// Each column metric's unit in `metrics.toml` (benchmark exports name it).
     pub(crate) units: std::collections::BTreeMap<String, String>,
+    /// The width terminal tables fit (`COLUMNS`, the terminal's, else 100); `None` with
+    /// `--wide`: every column, as wide as it comes.
+    pub width: Option<usize>,
 }
 
 impl Style {
@@ -87,7 +90,12 @@ impl Style {
         let units = (catalogue.columns.iter())
             .filter_map(|c| Some((c.key.clone(), catalogue.unit(&c.key)?.to_string())))
             .collect();
-        Style { color, columns: catalogue.columns.clone(), directions: catalogue.directions(), units }
+        Style { color, columns: catalogue.columns.clone(), directions: catalogue.directions(), units, width: None }
+    }
+
+    /// The same style, fitting terminal tables to `width` characters (`None`: no limit).
+    pub fn with_width(self, width: Option<usize>) -> Style {
+        Style { width, ..self }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::columns::thousands;
 use crate::results::{Results, WorstLine};
+use crate::text::visible;
 
 /// The worst lines belonging to one table: those of `pattern`, or of no pattern.
 pub(super) fn of<'a>(results: &'a Results, pattern: Option<&str>) -> Vec<&'a WorstLine> {
@@ -29,8 +30,9 @@ fn numbers(w: &WorstLine) -> String {
     parts.join("; ")
 }
 
-/// `worst line: stride_8: kernels/stride.cu:20 — 32.0 sectors/request …`, the first per launch.
-pub(super) fn terminal(lines: &[&WorstLine]) -> String {
+/// `worst line: stride_8: kernels/stride.cu:20 — 32.0 sectors/request …`, the first per launch,
+/// wrapped to `width` (the location elided from the left where it alone would not fit).
+pub(super) fn terminal(lines: &[&WorstLine], width: Option<usize>) -> String {
     let mut out = String::new();
     let mut seen = Vec::new();
     for w in lines {
@@ -39,7 +41,13 @@ pub(super) fn terminal(lines: &[&WorstLine]) -> String {
             continue;
         }
         seen.push(key);
-        out.push_str(&format!("worst line: {}: {} — {}\n", who(w), w.location, numbers(w)));
+        let location = visible(&w.location);
+        let location = match width {
+            Some(width) => crate::text::elide_left(&location, width.saturating_sub(8).max(20)),
+            None => location.into_owned(),
+        };
+        let text = format!("worst line: {}: {location} — {}", visible(&who(w)), numbers(w));
+        out.push_str(&crate::text::wrap(&text, width, "", "  "));
     }
     out
 }
@@ -49,7 +57,7 @@ pub(super) fn markdown(lines: &[&WorstLine]) -> String {
     if lines.is_empty() {
         return String::new();
     }
-    let esc = |s: &str| s.replace('|', "\\|").replace('`', "'").split_whitespace().collect::<Vec<_>>().join(" ");
+    let esc = crate::text::markdown;
     let mut out = String::from("**Worst lines**\n\n| launch | line | op | numbers | code |\n|:--|:--|:--|:--|:--|\n");
     for w in lines {
         let code = w.code.as_deref().map(|c| format!("`{}`", esc(c))).unwrap_or_default();
@@ -57,7 +65,7 @@ pub(super) fn markdown(lines: &[&WorstLine]) -> String {
             "| `{}` | `{}` | {} | {} | {code} |\n",
             esc(&who(w)),
             esc(&w.location),
-            w.op.as_deref().unwrap_or("–"),
+            esc(w.op.as_deref().unwrap_or("–")),
             esc(&numbers(w))
         ));
     }

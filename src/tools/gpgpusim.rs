@@ -1,9 +1,10 @@
 //! GPGPU-Sim: a CUDA program's PTX executed on the CPU with a model of the GPU's memory system
 //! (`run --backend sim`, `profile --backend sim`). The simulator is a `libcudart.so` that the
-//! program loads in place of NVIDIA's (so the program must be built with CUDA ≤ 11.x and
-//! `-cudart shared`); it runs in a folder holding a GPU configuration and writes its per-PTX-line
-//! statistics there. `scripts/install-sim.sh` builds it into `.tools/gpgpu-sim/`, beside the
-//! CUDA 11.8 toolkit in `.tools/cuda11/`.
+//! program loads in place of NVIDIA's (so the program must be built with `-cudart shared`); it
+//! runs in a folder holding a GPU configuration and writes its per-PTX-line statistics there.
+//! `scripts/install-sim.sh` builds it into `.tools/gpgpu-sim/`, beside the CUDA 11.8 toolkit in
+//! `.tools/cuda11/`. Programs built with CUDA 12 or 13 run too, with a toolkit of their CUDA
+//! (the project's nvcc) as the simulator's `CUDA_INSTALL_PATH`: see `docs/simulator-cuda12.md`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,8 +24,53 @@ pub const NVCC_FLAGS: &[&str] = &["-cudart", "shared", "-ccbin", "g++-11"];
 /// The files of the configuration a run folder needs.
 const CONFIG_FILES: &[&str] = &["gpgpusim.config", "config_volta_islip.icnt"];
 
-const INSTALL_HINT: &str = "run `scripts/install-sim.sh` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into \
-    `.tools/`), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
+/// How the simulator executes the kernels. Both give the same per-PTX-line counters (the
+/// functional mode generates each warp's memory accesses as the timing core does, through
+/// `scripts/sim-patches/0003-functional-mem-accesses.patch`); only the timing mode models cycles,
+/// which coalprof never reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SimMode {
+    /// Functional simulation only, one CTA at a time: 10–20× faster.
+    #[default]
+    Functional,
+    /// The cycle-level timing model (GPGPU-Sim's default), for comparison.
+    Timing,
+}
+
+impl SimMode {
+    /// Both, in the order `--sim-mode` lists them.
+    pub const ALL: [SimMode; 2] = [SimMode::Functional, SimMode::Timing];
+
+    /// `functional` or `timing`, as `--sim-mode` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimMode::Functional => "functional",
+            SimMode::Timing => "timing",
+        }
+    }
+
+    /// The value of `PTX_SIM_MODE_FUNC`, which the simulator reads at every launch and which
+    /// overrides the configuration's `-gpgpu_ptx_sim_mode`.
+    fn env_value(self) -> &'static str {
+        match self {
+            SimMode::Functional => "1",
+            SimMode::Timing => "0",
+        }
+    }
+}
+
+/// The install script's name for the patch the functional mode's counters need: `VERSION` lists
+/// the patches a build has.
+const FUNCTIONAL_PATCH: &str = "functional-mem-accesses";
+/// The patch that lets programs built with CUDA 12 and 13 load the simulator's runtime.
+const CUDA12_PATCH: &str = "cuda12-runtime";
+/// The newest CUDA runtime the patched simulator stands in for (`libcudart.so.13`).
+const NEWEST_CUDA: u32 = 13;
+/// How to rebuild a program for the simulator with the CUDA 11.8 toolkit.
+pub const REBUILD: &str = "coalprof profile --backend sim FILE.cu` (coalprof compiles it), or `nvcc -cudart shared -arch=sm_70 -lineinfo -ccbin g++-11` with the tool home's CUDA 11.8 `cuda11/bin/nvcc";
+
+const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into the \
+    tool home), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
 
 /// A located GPGPU-Sim and the CUDA ≤ 11 toolkit it works with.
 #[derive(Debug, Clone)]
@@ -33,6 +79,9 @@ pub struct GpgpuSim {
     pub root: PathBuf,
     /// The CUDA toolkit (`bin/nvcc`, `bin/cuobjdump`: the simulator extracts PTX with it).
     pub cuda: PathBuf,
+    /// A CUDA 12+ toolkit (the project's nvcc's folder), for programs built with CUDA 12 or 13:
+    /// its `cuobjdump` unpacks their compressed fatbins and its `ptxas` reads their PTX.
+    pub newer: Option<PathBuf>,
 }
 
 impl GpgpuSim {
@@ -48,7 +97,7 @@ impl GpgpuSim {
         if !missing.is_empty() {
             return Err(ToolError::NotFound { tool: "gpgpu-sim", searched: missing, hint: INSTALL_HINT.into() });
         }
-        Ok(GpgpuSim { root: root.to_path_buf(), cuda: cuda.to_path_buf() })
+        Ok(GpgpuSim { root: root.to_path_buf(), cuda: cuda.to_path_buf(), newer: None })
     }
 
     /// `GPGPU-Sim 4.2.0 (… + patches)`, as the install script recorded it.
@@ -61,6 +110,28 @@ impl GpgpuSim {
     /// The nvcc that builds programs for the simulator.
     pub fn nvcc(&self) -> Nvcc {
         Nvcc { path: self.cuda.join("bin/nvcc") }
+    }
+
+    /// Compile a CUDA source into a program the simulator can run: its CUDA 11 nvcc, the
+    /// configuration's architecture, the shared runtime it replaces, line info for `lines`, and
+    /// the user's own arguments (`-I`, `-D`) last. No `-Werror`: the user's code, not ours.
+    pub fn build_program(&self, source: &Path, output: &Path, extra: &[String]) -> Result<(), ToolError> {
+        let cmd = Cmd::new(self.cuda.join("bin/nvcc"))
+            .arg(format!("-arch={ARCH}"))
+            .args(["-lineinfo", "-O3"])
+            .args(NVCC_FLAGS.iter().copied())
+            .args(extra.iter().map(String::as_str))
+            .arg("-o")
+            .arg(output)
+            .arg(source)
+            .timeout(Some(Duration::from_secs(600)));
+        let out = run_sync(&cmd, None)?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let diagnostics = format!("{}{}", out.stdout, out.stderr);
+        Err(ToolError::failed(format!("`{}` does not compile for the simulator", source.display()), &cmd, &out)
+            .with_output(diagnostics))
     }
 
     /// The configuration's folder.
@@ -77,12 +148,78 @@ impl GpgpuSim {
         Ok(())
     }
 
-    /// The command that runs `program args` under the simulator in `dir`.
-    pub fn command(&self, program: &Path, args: &[std::ffi::OsString], dir: &Path, timeout: Duration) -> Cmd {
+    /// Whether this build counts memory accesses in the functional mode (it has the patch that
+    /// makes it; an older build writes no per-line statistics there).
+    pub fn counts_functionally(&self) -> bool {
+        self.version().contains(FUNCTIONAL_PATCH)
+    }
+
+    /// The toolkit the simulator runs `program` with (its `CUDA_INSTALL_PATH`), or why the
+    /// program cannot run in it, naming the command that rebuilds it: the CUDA 11.8 toolkit
+    /// for a CUDA ≤ 11 program (or one that cannot be told: a script that starts it), a CUDA
+    /// 12+ toolkit for a CUDA 12 or 13 one; never a program with the runtime linked in.
+    pub fn toolkit_for(&self, program: &Path) -> Result<PathBuf, String> {
+        let p = program.display();
+        let version = match runtime(program) {
+            Runtime::Static => {
+                return Err(format!(
+                    "`{p}` links the CUDA runtime statically (nvcc's default), so GPGPU-Sim cannot take its place: \
+                     rebuild it with `-cudart shared` (with CUDA 11.8: `{REBUILD}`)"
+                ))
+            }
+            Runtime::Shared(v) => v,
+            Runtime::Unknown => return Ok(self.cuda.clone()),
+        };
+        let major = version.split('.').next().and_then(|m| m.parse::<u32>().ok()).unwrap_or(0);
+        if major <= 11 {
+            return Ok(self.cuda.clone());
+        }
+        let needs = format!("`{p}` is built with CUDA {major} (it loads libcudart.so.{version})");
+        if major > NEWEST_CUDA {
+            return Err(format!(
+                "{needs}; GPGPU-Sim's runtime stands in for CUDA {NEWEST_CUDA} at most: rebuild it with `{REBUILD}`"
+            ));
+        }
+        if !self.version().contains(CUDA12_PATCH) {
+            return Err(format!(
+                "{needs}, and the GPGPU-Sim in `{}` predates CUDA 12 support: run `scripts/install-sim.sh` again, \
+                 or rebuild the program with `{REBUILD}`",
+                self.root.display()
+            ));
+        }
+        let found = self.newer.as_ref().map(|t| (t, Nvcc { path: t.join("bin/nvcc") }.version()));
+        match found {
+            Some((t, Ok(v))) if v.split('.').next().and_then(|m| m.parse::<u32>().ok()) >= Some(major) => Ok(t.clone()),
+            Some((t, v)) => Err(format!(
+                "{needs}, but the CUDA toolkit beside coalprof's nvcc (`{}`, {}) is older: the simulator reads \
+                 the program's fatbin and PTX with that toolkit's `cuobjdump` and `ptxas`; point `--nvcc` at a \
+                 CUDA {major}+ nvcc, or rebuild the program with `{REBUILD}`",
+                t.display(),
+                v.map_or_else(|e| e.to_string(), |v| format!("CUDA {v}"))
+            )),
+            None => Err(format!(
+                "{needs}, and no CUDA {major}+ toolkit was found to read its fatbin and PTX (`cuobjdump`, `ptxas` \
+                 beside nvcc; `scripts/install-tools.sh` puts one in `.tools/cuda-home`): install one, or rebuild \
+                 the program with `{REBUILD}`"
+            )),
+        }
+    }
+
+    /// The command that runs `program args` under the simulator in `dir`, in `mode`, with the
+    /// toolkit `cuda` (see [`GpgpuSim::toolkit_for`]).
+    pub fn command(
+        &self,
+        program: &Path,
+        args: &[std::ffi::OsString],
+        dir: &Path,
+        (mode, cuda): (SimMode, &Path),
+        timeout: Duration,
+    ) -> Cmd {
         let mut cmd = Cmd::new(program)
             .args(args.iter().cloned())
             .env("LD_LIBRARY_PATH", self.root.join("lib"))
-            .env("CUDA_INSTALL_PATH", &self.cuda)
+            .env("CUDA_INSTALL_PATH", cuda)
+            .env("PTX_SIM_MODE_FUNC", mode.env_value())
             // Set, the simulator takes its PTX from `cuobjdump -xptx` alone (the files it parses,
             // left in the folder); unset, it also splits `cuobjdump -sass` output, which for
             // CUDA 11.8 programs finds no PTX section and aborts.
@@ -92,21 +229,22 @@ impl GpgpuSim {
         cmd
     }
 
-    /// Run `program args` under the simulator in `dir` (made a run folder first) and return its
-    /// log (also kept as `gpgpusim.log` there) and wall time. A program that fails, or a
-    /// simulator that rejects it (`rejected` finds the line in the log that says so), is an
+    /// Run `program args` under the simulator in `dir` (made a run folder first), in `mode` with
+    /// the toolkit `cuda`, and return its log (also kept as `gpgpusim.log` there) and wall time. A program that fails,
+    /// or a simulator that rejects it (`rejected` finds the line in the log that says so), is an
     /// error with the log's tail. What it left in `dir` is the caller's to read.
     pub fn run(
         &self,
         program: &Path,
         args: &[std::ffi::OsString],
         dir: &Path,
+        how: (SimMode, &Path),
         timeout: Duration,
         rejected: &dyn Fn(&str) -> Option<String>,
     ) -> Result<(String, Duration), ToolError> {
         self.prepare(dir)
             .map_err(|source| ToolError::Spawn { command: format!("prepare {}", dir.display()), source })?;
-        let cmd = self.command(program, args, dir, timeout);
+        let cmd = self.command(program, args, dir, how, timeout);
         let out = run_sync(&cmd, None)?;
         let log = format!("{}{}", out.stdout, out.stderr);
         let _ = std::fs::write(dir.join("gpgpusim.log"), &log);
@@ -150,34 +288,31 @@ impl GpgpuSim {
     }
 }
 
-/// Why `program` cannot run under the simulator, when its ELF says so: it links the CUDA
-/// runtime statically (nvcc's default), or a CUDA 12+ one. `None` when it looks fine or
-/// cannot be told (a script that starts the program, say).
-pub fn unsuitable(program: &Path) -> Option<String> {
+/// How a program links the CUDA runtime, as its ELF says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runtime {
+    /// `libcudart.so.<version>` in its dynamic section (`11.0`, `12`, `13`).
+    Shared(String),
+    /// Device code (`.nv_fatbin`) but no shared runtime: the runtime is linked in (nvcc's
+    /// default, `-cudart static`).
+    Static,
+    /// Nothing to tell by: not an ELF (a script that starts the program), or no CUDA at all.
+    Unknown,
+}
+
+/// How `program` links the CUDA runtime.
+pub fn runtime(program: &Path) -> Runtime {
     use object::{Object, ObjectSection};
-    let data = std::fs::read(program).ok()?;
-    let file = object::File::parse(&*data).ok()?;
+    let Ok(data) = std::fs::read(program) else { return Runtime::Unknown };
+    let Ok(file) = object::File::parse(&*data) else { return Runtime::Unknown };
     let dynstr = file.section_by_name(".dynstr").and_then(|s| s.data().ok()).unwrap_or(&[]);
-    let libs: Vec<String> = dynstr
-        .split(|b| *b == 0)
+    let shared = (dynstr.split(|b| *b == 0))
         .filter_map(|s| std::str::from_utf8(s).ok())
-        .filter(|s| s.starts_with("libcudart.so"))
-        .map(str::to_string)
-        .collect();
-    // Device code without a shared runtime to replace: the runtime is linked in.
-    let has_device_code = file.section_by_name(".nv_fatbin").is_some();
-    let p = program.display();
-    match libs.iter().find_map(|l| l.strip_prefix("libcudart.so.")) {
-        Some(v) if v.split('.').next().and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| m > 11) => Some(format!(
-            "`{p}` is built with CUDA {v} (it needs libcudart.so.{v}); GPGPU-Sim runs programs built with CUDA 11.8 or older: \
-             rebuild it with `.tools/cuda11/bin/nvcc -cudart shared -arch=sm_70`"
-        )),
-        Some(_) => None,
-        None if has_device_code => Some(format!(
-            "`{p}` links the CUDA runtime statically (nvcc's default), so GPGPU-Sim cannot take its place: \
-             rebuild it with `-cudart shared` (CUDA 11.8 or older: `.tools/cuda11/bin/nvcc -cudart shared -arch=sm_70`)"
-        )),
-        None => None,
+        .find_map(|s| s.strip_prefix("libcudart.so.").map(str::to_string));
+    match shared {
+        Some(v) => Runtime::Shared(v),
+        None if file.section_by_name(".nv_fatbin").is_some() => Runtime::Static,
+        None => Runtime::Unknown,
     }
 }
 
@@ -191,7 +326,7 @@ mod tests {
         let err = GpgpuSim::locate(&dir.path().join("sim"), &dir.path().join("cuda11")).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("libcudart.so") && text.contains("nvcc"), "{text}");
-        assert!(err.hint().unwrap().contains("scripts/install-sim.sh"));
+        assert!(err.hint().unwrap().contains("coalprof setup sim"));
     }
 
     #[test]
@@ -199,8 +334,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("run.sh");
         std::fs::write(&script, "#!/bin/sh\nexec ./app\n").unwrap();
-        assert_eq!(unsuitable(&script), None);
+        assert_eq!(runtime(&script), Runtime::Unknown);
         // This test binary links no CUDA runtime at all: nothing to say either.
-        assert_eq!(unsuitable(&std::env::current_exe().unwrap()), None);
+        assert_eq!(runtime(&std::env::current_exe().unwrap()), Runtime::Unknown);
+        let sim = GpgpuSim { root: dir.path().into(), cuda: dir.path().join("cuda11"), newer: None };
+        assert_eq!(sim.toolkit_for(&script), Ok(dir.path().join("cuda11")), "run with the CUDA 11 toolkit");
     }
 }

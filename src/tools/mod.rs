@@ -7,11 +7,13 @@
 pub mod cuobjdump;
 pub(crate) mod git;
 pub mod gpgpusim;
-pub(crate) mod locate;
+pub mod home;
+pub mod locate;
 pub mod ncu;
 pub mod nvcc;
 pub mod nvdisasm;
 pub(crate) mod process;
+pub mod setup;
 pub(crate) mod slurm;
 pub(crate) mod smi;
 

@@ -1,7 +1,7 @@
 //! The shape of the source tree, checked: no module cycle at any depth (at every level, the
 //! sibling modules under one parent depend on each other in one direction only), the top-level
-//! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), and every file
-//! says what it is for in a `//!` line.
+//! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), no arrow of it
+//! points up ARCHITECTURE.md's `layers`, and every file says what it is for in a `//!` line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -202,7 +202,8 @@ fn documented() -> BTreeMap<String, BTreeSet<String>> {
 
 #[test]
 fn architecture_md_draws_the_module_graph_the_code_has() {
-    let actual: BTreeMap<String, BTreeSet<String>> = graph().remove(&Vec::new()).unwrap_or_default();
+    // Every module with no dependency is listed too, so a new module cannot slip in unseen.
+    let actual = top_level();
     let drawn = documented();
     let show = |g: &BTreeMap<String, BTreeSet<String>>| {
         g.iter()
@@ -210,22 +211,124 @@ fn architecture_md_draws_the_module_graph_the_code_has() {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    // Every module with no dependency is listed too, so a new module cannot slip in unseen.
-    let mut actual = actual;
-    let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    for f in &files {
-        if let Some(top) = module_of(&src, f).first() {
-            actual.entry(top.clone()).or_default();
-        }
-    }
     assert_eq!(
         drawn,
         actual,
         "ARCHITECTURE.md's module-graph block must read:\n```text module-graph\n{}\n```",
         show(&actual)
     );
+}
+
+/// ARCHITECTURE.md's `layers` block: one layer per line, lowest first, each line its top-level
+/// modules (`a, b`; a `#` starts a comment).
+fn layers() -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let start = text.find("```text layers\n").expect("ARCHITECTURE.md has a ```text layers block");
+    let block = &text[start..];
+    let body = &block[block.find('\n').unwrap() + 1..block[3..].find("```").unwrap() + 3];
+    (body.lines())
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect())
+        .collect()
+}
+
+/// What breaks the layering of `graph` (module → the modules it imports): an arrow from a
+/// module to one in a higher layer, a module in no layer, a layer naming no module, a module in
+/// two layers. Arrows within a layer are the cycle check's business.
+fn layer_violations(layers: &[Vec<String>], graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut level: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, layer) in layers.iter().enumerate() {
+        for m in layer {
+            if let Some(j) = level.insert(m, i) {
+                out.push(format!("`{m}` is in layers {} and {}", j + 1, i + 1));
+            }
+            if !graph.contains_key(m) {
+                out.push(format!("layer {} names `{m}`, which is no top-level module", i + 1));
+            }
+        }
+    }
+    for (from, deps) in graph {
+        let Some(&lf) = level.get(from.as_str()) else {
+            out.push(format!("`{from}` is in no layer: add it to ARCHITECTURE.md's `layers` block"));
+            continue;
+        };
+        for to in deps {
+            if let Some(&lt) = level.get(to.as_str()).filter(|&&lt| lt > lf) {
+                out.push(format!("`{from}` (layer {}) → `{to}` (layer {}): an arrow up the layers", lf + 1, lt + 1));
+            }
+        }
+    }
+    out
+}
+
+/// The top-level graph with every module in it, dependencies or not.
+fn top_level() -> BTreeMap<String, BTreeSet<String>> {
+    let mut g = graph().remove(&Vec::new()).unwrap_or_default();
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in &files {
+        if let Some(top) = module_of(&src, f).first() {
+            g.entry(top.clone()).or_default();
+        }
+    }
+    g
+}
+
+#[test]
+fn no_arrow_points_up_the_layers() {
+    let layers = layers();
+    assert!(layers.len() > 3, "the scan reads the layers block: {layers:?}");
+    let bad = layer_violations(&layers, &top_level());
+    assert!(bad.is_empty(), "ARCHITECTURE.md's layers are broken:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_layer_check_fails_on_a_reversed_edge() {
+    let layers = layers();
+    let mut g = top_level();
+    assert!(layer_violations(&layers, &g).is_empty());
+    // `commands` is the top layer and `messages` below it: the arrow reversed must be named.
+    g.get_mut("messages").unwrap().insert("commands".into());
+    let bad = layer_violations(&layers, &g);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].starts_with("`messages` (layer 1) → `commands` (layer"), "{bad:?}");
+    // A module no layer lists is named too.
+    g.insert("newcomer".into(), BTreeSet::new());
+    assert!(layer_violations(&layers, &g).iter().any(|v| v.starts_with("`newcomer` is in no layer")));
+}
+
+/// The longest chain of imports among top-level modules (the graph has no cycle).
+fn longest_chain(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    fn from(g: &BTreeMap<String, BTreeSet<String>>, m: &str, memo: &mut BTreeMap<String, Vec<String>>) -> Vec<String> {
+        if let Some(c) = memo.get(m) {
+            return c.clone();
+        }
+        let mut best = Vec::new();
+        for d in g.get(m).into_iter().flatten() {
+            let c = from(g, d, memo);
+            if c.len() > best.len() {
+                best = c;
+            }
+        }
+        best.insert(0, m.to_string());
+        memo.insert(m.to_string(), best.clone());
+        best
+    }
+    let mut memo = BTreeMap::new();
+    g.keys().map(|m| from(g, m, &mut memo)).max_by_key(|c| c.len()).unwrap_or_default()
+}
+
+/// The tower of rooms does not grow: issue 30 measured 16 floors and aims at 10. Run with
+/// `--nocapture` to see today's chain.
+#[test]
+fn the_longest_chain_of_rooms_does_not_grow() {
+    let chain = longest_chain(&top_level());
+    println!("longest chain of top-level imports ({} rooms): {}", chain.len(), chain.join(" → "));
+    assert!(chain.len() >= 2, "the scan sees imports: {chain:?}");
+    assert!(chain.len() <= 16, "the chain of top-level imports grew: {}", chain.join(" → "));
 }
 
 #[test]

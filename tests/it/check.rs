@@ -239,7 +239,12 @@ fn regression_against_the_baseline_junit() {
 #[test]
 fn regression_against_the_baseline_annotations() {
     let out = regress_outcome(true);
-    let annotations: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("::")).collect();
+    // The table is fenced (`::stop-commands::TOKEN` … `::TOKEN::`), the annotations follow it.
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let token = lines[0].strip_prefix("::stop-commands::").expect("the table is fenced");
+    let end = lines.iter().position(|l| *l == format!("::{token}::")).expect("the fence closes");
+    assert!(lines[1].starts_with("coalprof check: gate failed"), "{}", out.stdout);
+    let annotations: Vec<&str> = lines[end + 1..].iter().copied().filter(|l| l.starts_with("::")).collect();
     assert_eq!(annotations.len(), 2, "{annotations:#?}");
     assert!(
         annotations[0].starts_with("::error file=metrics.toml,line=3,title=coalprof sm_90 stride/stride_8%3A"),
@@ -339,4 +344,55 @@ fn check_of_a_folder_of_runs_takes_the_newest_and_says_so() {
     std::fs::create_dir(&empty).unwrap();
     let out = crate::util::coalprof().arg("check").arg(&empty).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_check_whose_rules_all_skip_is_no_pass() {
+    // A rule on a metric no row has: every check skipped, so the gate must not read as passed,
+    // in the table or the step summary, and it exits 0 (no rule failed).
+    let out = check(rules("[[gate]]\nmatch = \"*\"\nmetric = \"l2_amplification\"\nmax = 2\n"));
+    assert_eq!(out.exit, Ok(Exit::Ok));
+    assert!(out.stdout.starts_with("coalprof check: nothing checked (7 skipped)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("gate passed") && !out.summary.contains("gate passed"), "{}", out.summary);
+    assert!(out.summary.contains("nothing was checked"), "{}", out.summary);
+    // One check that ran is a check: the rest may skip.
+    let mixed = check(rules(
+        "[[gate]]\nmatch = \"*\"\nmetric = \"l2_amplification\"\nmax = 2\n[[gate]]\nmatch = \"coalesced/*\"\nmetric = \"global_load_sectors_per_request\"\nmax = 4.5\n",
+    ));
+    assert!(mixed.stdout.starts_with("coalprof check: gate passed (1 passed, 7 skipped)"), "{}", mixed.stdout);
+}
+
+/// The default gate on a real report with neither kernel counters for coalescing nor
+/// per-instruction counters (ncu 2024.3, RTX 4080): every rule skips, and instead of
+/// `gate passed` it warns that nothing was checked, naming the counters the report lacks by
+/// their ncu names and how to record them, on stderr, in the annotations and in the JSON.
+#[test]
+fn the_default_gate_on_a_report_without_counters_says_nothing_was_checked() {
+    let report = crate::util::fixture("ncu-rep/muellernico_raytracing_baseline1_rtx4080_ncu2024_3.ncu-rep");
+    let out = crate::util::coalprof().args(["--wide", "check", "--github"]).arg(&report).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.lines().any(|l| l.starts_with("coalprof check: nothing checked (")), "{stdout}");
+    assert!(!stdout.contains("gate passed"), "{stdout}");
+    let warning = stderr.split("warning: ").nth(1).unwrap_or_else(|| panic!("no warning: {stderr}"));
+    assert!(warning.starts_with("nothing was checked"), "{warning}");
+    // The catalogue's names and ncu's for what is missing, and the ways to record it.
+    let catalogue = std::fs::read_to_string(crate::util::root().join("metrics.toml")).unwrap();
+    let ncu_name = catalogue
+        .split("[raw.global_load_bytes_requested]")
+        .nth(1)
+        .and_then(|t| t.split('"').nth(1))
+        .expect("metrics.toml names the counter");
+    for needed in ["global_load_bytes_requested", ncu_name, "SourceCounters", "--set full", "line_sectors_over_ideal"] {
+        assert!(warning.contains(needed), "{needed}: {warning}");
+    }
+    let annotation = (stdout.lines())
+        .find(|l| l.starts_with("::warning ") && l.contains("nothing checked"))
+        .unwrap_or_else(|| panic!("no annotation: {stdout}"));
+    assert!(annotation.contains("global_load_bytes_requested"), "{annotation}");
+    let json = crate::util::json(
+        &crate::util::coalprof().args(["--format", "json", "check"]).arg(&report).output().unwrap().stdout,
+    );
+    assert!(json["nothing_checked"].as_str().unwrap().contains("global_load_bytes_requested"), "{json}");
+    assert!(json["checks"].as_array().unwrap().iter().all(|c| c["verdict"] == "skipped"), "{json}");
 }

@@ -149,3 +149,76 @@ fn two_reports_of_one_program_at_two_sizes_compare_kernel_by_kernel() {
     let exact = json(&compare(&[&small, &large], &["--format", "json", "--match", "shape"]).stdout);
     assert_eq!(exact["rows"].as_array().unwrap().len(), 2, "by exact shape they are two rows");
 }
+
+/// One program on two GPUs whose CUB releases differ (CUB 2.1 on the H100, 2.3 on the RTX
+/// 4070 Ti): its scan kernel's template arguments differ, the other kernels match by name. The
+/// scan kernels are the only `cub::DeviceScanKernel` left unmatched on each side, so they pair by
+/// base name, marked so in every format.
+#[test]
+fn kernels_whose_template_arguments_changed_pair_by_base_name_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = |name: &str, gpu: &str, cc: &str, scan: &str, ns: &str| {
+        let row = |kernel: String, spr: f64| {
+            serde_json::json!({
+                "kernel": kernel, "launches": 1, "source": "measured", "grid": [120, 1, 1], "block": [128, 1, 1],
+                "metrics": { "global_load_sectors_per_request": spr, "duration": 1e-5 }
+            })
+        };
+        let doc = serde_json::json!({
+            "provenance": { "coalprof": "0.1.0", "backend": "import", "gpu": gpu, "compute_capability": cc },
+            "rows": [
+                row(format!("void cub::{ns}::DeviceScanInitKernel<cub::{ns}::ScanTileState<float, true>>(cub::{ns}::ScanTileState<float, true>, int)"), 4.0),
+                row(format!("void cub::{ns}::DeviceScanKernel<{scan}>(const float *, float *, int)"), 8.0),
+                row("void thrust::THRUST_200301_900_NS::cuda_cub::core::_kernel_agent<thrust::cuda_cub::__fill::functor<float *, float>, unsigned long>(float *, unsigned long)".into(), 4.0),
+                row("histogram(const int *, int *, int)".into(), 16.0),
+            ]
+        });
+        // `schema` first, as coalprof writes it: a results.json is known by it near the start.
+        let text = doc.to_string().replacen('{', "{\"schema\":\"coalprof/1\",", 1);
+        let path = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let h100 = results(
+        "h100",
+        "NVIDIA H100 80GB HBM3",
+        "9.0",
+        "cub::CUB_200100_900_NS::DeviceScanPolicy<float, cub::Sum>::Policy600, const float *, float *, cub::Sum",
+        "CUB_200100_900_NS",
+    );
+    let ada = results(
+        "ada",
+        "NVIDIA GeForce RTX 4070 Ti",
+        "8.9",
+        "cub::CUB_200300_890_NS::DeviceScanPolicy<float, float, cub::Sum>::Policy900, const float *, float *, cub::Sum, float",
+        "CUB_200300_890_NS",
+    );
+    let out = compare(&[&h100, &ada], &["--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json(&out.stdout);
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "every kernel paired: {rows:#?}");
+    assert!(rows.iter().all(|r| r["values"].as_array().unwrap().iter().all(Value::is_object)), "{rows:#?}");
+    let scan = rows.iter().find(|r| r["name"] == "cub::DeviceScanKernel").unwrap();
+    assert_eq!(scan["matched_by_base_name"], true, "{scan:#}");
+    let kernels: Vec<&str> = scan["kernels"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    assert!(kernels[0].contains("Policy600") && kernels[1].contains("Policy900"), "{kernels:?}");
+    let others: Vec<&Value> = rows.iter().filter(|r| r["name"] != "cub::DeviceScanKernel").collect();
+    assert!(others.iter().all(|r| r["matched_by_base_name"] == false), "{others:#?}");
+
+    let table = String::from_utf8(compare(&[&h100, &ada], &[]).stdout).unwrap();
+    assert!(!table.contains("only in"), "{table}");
+    assert!(table.contains("cub::DeviceScanKernel †"), "the table marks the row: {table}");
+    assert!(table.contains("† cub::DeviceScanKernel: matched by base name"), "and says why under it: {table}");
+    let md = String::from_utf8(compare(&[&h100, &ada], &["--format", "markdown"]).stdout).unwrap();
+    assert!(md.contains("`cub::DeviceScanKernel †`") && md.contains("matched by base name"), "{md}");
+    let csv = String::from_utf8(compare(&[&h100, &ada], &["--format", "csv"]).stdout).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().ends_with(",matched_by_base_name"), "{csv}");
+    for line in lines {
+        let marked = line.ends_with(",true");
+        assert_eq!(marked, line.contains("DeviceScanKernel<"), "{line}");
+    }
+    let html = String::from_utf8(compare(&[&h100, &ada], &["--format", "html"]).stdout).unwrap();
+    assert!(html.contains("matched by base name"), "the page marks it too");
+}

@@ -14,22 +14,31 @@ use serde_json::{json, Value};
 use crate::util::{coalprof, fixture, json, real_nvcc, real_nvdisasm, root, OkStdout};
 
 /// Where the kernel's code sits in the fake process (a PC of the size ncu reports).
-const START: u64 = 0x7f3a_5c00_1000;
+pub(crate) const START: u64 = 0x7f3a_5c00_1000;
 
 /// The transpose's cubin and, by nvdisasm, the offset and line of its global load and store.
-struct Built {
+pub(crate) struct Built {
     cubin: PathBuf,
     load: (u64, u32),
     store: (u64, u32),
 }
 
 fn build(test: &str, dir: &Path) -> Option<Built> {
+    build_from(test, dir, &fixture("cuda/transpose.cu"))
+}
+
+/// [`build`] of the transpose copied to `source` (its line table names that path).
+pub(crate) fn build_from(test: &str, dir: &Path, source: &Path) -> Option<Built> {
     let (nvcc, nvdisasm) = (real_nvcc(test)?, real_nvdisasm(test)?);
+    if source != fixture("cuda/transpose.cu") {
+        std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+        std::fs::copy(fixture("cuda/transpose.cu"), source).unwrap();
+    }
     let cubin = dir.join("transpose.cubin");
     let o = Command::new(&nvcc)
         .args(["-cubin", "-arch=sm_90", "-lineinfo", "-o"])
         .arg(&cubin)
-        .arg(fixture("cuda/transpose.cu"))
+        .arg(source)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -49,9 +58,27 @@ fn write(dir: &Path, b: &Built, layout: &str, start: u64) -> PathBuf {
 }
 
 /// The same, the load fetching `load_spr` sectors per request (the kernel's counters agree).
-fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) -> PathBuf {
+pub(crate) fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) -> PathBuf {
+    write_spec(dir, b, layout, start, load_spr, true)
+}
+
+/// The same, with the kernel-level counters or, like a report made with `--section
+/// SourceCounters` alone, without them (no requests, sectors or bytes requested per kernel).
+fn write_spec(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64, kernel_counters: bool) -> PathBuf {
     let (ld, st) = (START + b.load.0, START + b.store.0);
     let load_sectors = 450.0 * load_spr;
+    let metrics = if kernel_counters {
+        json!({
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 450,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 450,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": load_sectors,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 14400,
+            "smsp__sass_data_bytes_mem_global_op_ld.sum": 450 * 128,
+            "smsp__sass_inst_executed_op_global_ld.sum": 450
+        })
+    } else {
+        json!({})
+    };
     let spec = json!({
         "program": "transpose",
         "layout": layout,
@@ -61,14 +88,7 @@ fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) ->
             "demangled": "transpose_naive(const float *, float *, int)",
             "grid": [64, 64, 1],
             "block": [32, 8, 1],
-            "metrics": {
-                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 450,
-                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 450,
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": load_sectors,
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 14400,
-                "smsp__sass_data_bytes_mem_global_op_ld.sum": 450 * 128,
-                "smsp__sass_inst_executed_op_global_ld.sum": 450
-            },
+            "metrics": metrics,
             "start_pc": start,
             "cubin": b.cubin,
             "instanced": {
@@ -83,7 +103,7 @@ fn write_with(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64) ->
             }
         }]
     });
-    let stem = format!("transpose-{layout}-{load_spr}");
+    let stem = format!("transpose-{layout}-{load_spr}-{kernel_counters}");
     let (spec_path, out) = (dir.join(format!("{stem}.json")), dir.join(format!("{stem}.ncu-rep")));
     std::fs::write(&spec_path, spec.to_string()).unwrap();
     let o = Command::new(root().join("tests/fake_gpu/ncu"))
@@ -187,4 +207,89 @@ fn the_default_gate_warns_at_2_4x_the_ideal_on_the_kernels_worst_line() {
     assert!(annotation.contains(&place) && annotation.contains("2.4"), "{annotation}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("global_load_sectors_over_ideal") && xml.contains("transpose.cu"), "{xml}");
+}
+
+/// The `<testcase>` elements of a JUnit file, each as its attributes.
+fn junit_cases(xml: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut cases = Vec::new();
+    loop {
+        match reader.read_event().expect("valid XML") {
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => cases.push(
+                e.attributes()
+                    .map(|a| {
+                        let a = a.unwrap();
+                        (String::from_utf8(a.key.as_ref().to_vec()).unwrap(), a.unescape_value().unwrap().into_owned())
+                    })
+                    .collect(),
+            ),
+            Event::Eof => return cases,
+            _ => {}
+        }
+    }
+}
+
+/// A report with per-line counters and no kernel counters for an ideal (as `ncu --section
+/// SourceCounters` makes; written by the fake ncu around the real transpose cubin, since no
+/// public report in the fixtures has a line at 2x its ideal and a line table): the default
+/// gate, no rules file, warns on the load's line at 2.4x its ideal in the annotations, JUnit
+/// and SARIF, gives the kernel its ideal from the same counters, and exits 0.
+#[test]
+fn the_default_gate_warns_on_the_line_of_a_report_with_only_source_counters_fake_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(b) = build("the_default_gate_warns_on_the_line_of_a_report_with_only_source_counters", dir.path()) else {
+        return;
+    };
+    // The spec's load: 450 requests of 9.6 sectors against ncu's ideal of 1,800 sectors.
+    let (load_sectors, ideal_sectors) = (450.0 * 9.6, 1800.0);
+    let report = write_spec(dir.path(), &b, "2025", START, 9.6, false);
+    let (junit, sarif) = (dir.path().join("junit.xml"), dir.path().join("lines.sarif"));
+    let out = coalprof()
+        .args(["--wide", "check", "--github", "--junit"])
+        .arg(&junit)
+        .arg("--sarif")
+        .arg(&sarif)
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "a warning never fails the gate: {stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("coalprof check: gate passed with warnings")), "{stdout}");
+    let place = format!("file=tests/fixtures/cuda/transpose.cu,line={}", b.load.1);
+    let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::warning ")).collect();
+    let on_line = annotations
+        .iter()
+        .find(|a| a.contains("line_sectors_over_ideal") && a.contains("(global load)"))
+        .unwrap_or_else(|| panic!("no per-line warning on the load: {stdout}"));
+    assert!(on_line.contains(&place) && on_line.contains("2.4 > 2"), "{on_line}");
+    // The kernel's own check reads the same counters: its loads' sectors over their ideal.
+    let kernel = annotations
+        .iter()
+        .find(|a| a.contains("global_load_sectors_over_ideal"))
+        .unwrap_or_else(|| panic!("no kernel warning: {stdout}"));
+    let ratio = load_sectors / ideal_sectors;
+    assert!(kernel.contains(&format!("global_load_sectors_over_ideal {ratio} > 2")), "{kernel}");
+
+    let cases = junit_cases(&std::fs::read_to_string(&junit).unwrap());
+    let case = cases
+        .iter()
+        .find(|c| c["name"] == "line_sectors_over_ideal" && c["classname"].contains("(global load)"))
+        .unwrap_or_else(|| panic!("no line case: {cases:#?}"));
+    assert_eq!(
+        (case.get("file").map(String::as_str), case.get("line").cloned()),
+        (Some("tests/fixtures/cuda/transpose.cu"), Some(b.load.1.to_string()))
+    );
+
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let load = results
+        .iter()
+        .find(|r| r["properties"]["op"] == "global load")
+        .unwrap_or_else(|| panic!("no SARIF result for the load: {results:#?}"));
+    let at = &load["locations"][0]["physicalLocation"];
+    assert_eq!(
+        (at["artifactLocation"]["uri"].as_str(), at["region"]["startLine"].as_u64(), load["level"].as_str()),
+        (Some("tests/fixtures/cuda/transpose.cu"), Some(u64::from(b.load.1)), Some("warning"))
+    );
 }

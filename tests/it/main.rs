@@ -2,6 +2,7 @@
 
 #![allow(clippy::print_stderr, clippy::disallowed_methods)] // tests drive processes and say what they skip
 
+mod action; // action.yml's steps in a fake GitHub environment; action.yml and release.yml parse
 mod analyze;
 mod architecture; // no module cycles; every file says what it is for
 mod bad_input;
@@ -12,6 +13,7 @@ mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod history; // `coalprof history` over saved runs, and the commit each run records
+mod hostile; // names with newlines, workflow commands and terminal escapes stay text in every format
 mod html; // `--format html` pages opened in headless Chromium
 mod kernels;
 mod lines; // `coalprof lines` against ncu_report and ncu 2022.3's source page
@@ -22,6 +24,7 @@ mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin 
 mod lines_stream; // `lines::report` streaming equals the collecting path on every fixture
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
+mod package; // what `cargo package` packs: every embedded file, no fixture
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
@@ -29,7 +32,10 @@ mod robust;
 mod robust_rep; // the native .ncu-rep reader against bad, truncated and mutated reports
 mod run;
 mod sanity; // broken counters (NaN, impossible counts) in CSV and .ncu-rep; re-saved CSVs
+mod setup; // `coalprof setup`: dry run, idempotence, a failed simulator build that leaves nothing
 mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model exactly
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod util;
+mod wheel; // the wheel in fresh venvs: the CLI, `import coalprof`, the [cuda] extra (opt-in: a release build)
+mod width; // terminal tables fit COLUMNS / the terminal / 100 columns; `--wide` shows all

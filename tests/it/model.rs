@@ -185,3 +185,18 @@ fn tables_show_the_columns_of_the_metrics_file() {
     assert!(t.contains("LDG sec/req") && !t.contains("ld sectors/req"), "{t}");
     assert!(!t.contains("L2 amp") && !md.contains("L2 amp") && md.contains("LDG sec/req"), "{md}");
 }
+
+/// A name shown is the name given: the table labels a model row with its expression, whole
+/// (only C++ signatures lose a return type or parameters), as the JSON does.
+#[test]
+fn model_tables_show_the_expression_as_given() {
+    for expr in ["lane * 33", "(block * 4 + warp) * 32 + lane * (8 + 1)"] {
+        let args = ["model", expr, "warp=0..2", "block=0..2"];
+        let v = json(&coalprof().args(args).args(["--format", "json"]).ok_stdout());
+        assert_eq!(v["rows"][0]["kernel"], expr);
+        let table = String::from_utf8(coalprof().args(args).ok_stdout()).unwrap();
+        assert!(table.contains(&format!("│ {expr} ")), "the row is labelled `{expr}`:\n{table}");
+        let md = String::from_utf8(coalprof().args(args).args(["--format", "markdown"]).ok_stdout()).unwrap();
+        assert!(md.contains(&format!("| `{expr}` |")), "{md}");
+    }
+}

@@ -85,5 +85,5 @@ fn reader_ncu_without_any_ncu_exits_4_with_a_hint() {
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{e}");
-    assert!(e.contains("needs ncu") && e.contains("hint:") && e.contains("install-tools.sh"), "{e}");
+    assert!(e.contains("needs ncu") && e.contains("hint:") && e.contains("coalprof setup ncu"), "{e}");
 }

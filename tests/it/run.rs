@@ -4,11 +4,21 @@
 use crate::util::{coalprof, json, real_ncu, real_nvcc, OkStdout};
 
 #[test]
-fn patterns_lists_all_nine_with_their_variants() {
+fn patterns_lists_all_ten_with_their_variants() {
     let out = coalprof().arg("patterns").ok_stdout();
     let text = String::from_utf8(out).unwrap();
-    for p in ["coalesced", "offset", "stride", "broadcast", "gather", "vector", "kv-layout", "bank-conflicts", "column"]
-    {
+    for p in [
+        "coalesced",
+        "offset",
+        "stride",
+        "broadcast",
+        "gather",
+        "vector",
+        "kv-layout",
+        "bank-conflicts",
+        "column",
+        "reuse",
+    ] {
         assert!(text.lines().any(|l| l.starts_with(p)), "{p} missing:\n{text}");
     }
     for v in [
@@ -35,7 +45,8 @@ fn the_main_command_without_a_gpu_shows_the_prediction_and_says_so() {
         .arg(dir.path())
         .ok_stdout();
     let text = String::from_utf8(out).unwrap();
-    let first = text.lines().next().unwrap();
+    // The first paragraph (wrapped to the width).
+    let first = text.split("\n\n").next().unwrap();
     assert!(first.starts_with("no GPU found") && first.contains("prediction"), "{text}");
     assert!(text.contains("predicted by the address model") && text.contains("hdn_fp16"), "{text}");
     // The run is saved.
@@ -132,6 +143,9 @@ fn doctor_says_what_is_missing_with_the_fix() {
     assert_eq!(out.status.code(), Some(4), "{text}");
     assert!(text.contains("MISS nvcc") && text.contains("MISS ncu") && text.contains("MISS GPU"), "{text}");
     assert!(text.matches("fix: ").count() >= 3, "{text}");
+    // Each missing tool names the setup command that installs it.
+    assert!(text.contains("coalprof setup cuda") && text.contains("coalprof setup ncu"), "{text}");
+    assert!(text.contains("coalprof setup sim"), "{text}");
     // A missing ncu is a problem for profiling only: reports are read without it.
     assert!(text.contains("needed only to profile") && text.contains("ok   reports"), "{text}");
 }
@@ -145,6 +159,35 @@ fn doctor_finds_the_project_tools() {
     let out = coalprof().env("PATH", crate::util::no_gpu_path()).arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ok   nvcc") && text.contains("ok   ncu") && text.contains("2022.3.0.0"), "{text}");
+}
+
+/// Outside the checkout, with a fresh `HOME`: what the tool home holds is found there, and
+/// `doctor` says so (the tools are the checkout's, linked into a temporary home's layout).
+#[test]
+fn doctor_finds_the_tools_in_the_tool_home_from_any_folder() {
+    let test = "doctor_finds_the_tools_in_the_tool_home_from_any_folder";
+    let (Some(ncu), Some(nvcc)) = (real_ncu(test), real_nvcc(test)) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let tool_home = home.path().join("share/coalprof");
+    std::fs::create_dir_all(tool_home.join("bin")).unwrap();
+    std::os::unix::fs::symlink(ncu.canonicalize().unwrap(), tool_home.join("bin/ncu")).unwrap();
+    let cuda = nvcc.parent().unwrap().parent().unwrap().canonicalize().unwrap();
+    std::os::unix::fs::symlink(cuda, tool_home.join("cuda-home")).unwrap();
+    let out = coalprof()
+        .env("PATH", crate::util::no_gpu_path())
+        .env("HOME", home.path())
+        .env_remove("COALPROF_HOME")
+        .env("XDG_DATA_HOME", home.path().join("share"))
+        .current_dir(home.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for tool in ["nvcc", "nvdisasm", "cuobjdump", "ncu"] {
+        let line =
+            text.lines().find(|l| l.starts_with(&format!("ok   {tool} "))).unwrap_or_else(|| panic!("{tool}: {text}"));
+        assert!(line.contains("from the tool home") && line.contains(&*tool_home.to_string_lossy()), "{line}");
+    }
 }
 
 #[test]

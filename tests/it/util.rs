@@ -13,13 +13,19 @@ pub fn fixture(rel: &str) -> PathBuf {
     root().join("tests/fixtures").join(rel)
 }
 
-/// `coalprof` with a clean environment: no colour, no tool overrides, logs quiet.
+/// `coalprof` with a clean environment: no colour, no tool overrides, logs quiet, and a tool
+/// home that does not exist (so what the machine's user installed with `coalprof setup` never
+/// changes a test; inside the checkout the project's `.tools/` is found).
 pub fn coalprof() -> Command {
     let mut c = Command::cargo_bin("coalprof").expect("the binary is built");
     c.env_remove("COALPROF_NCU")
         .env_remove("COALPROF_NVCC")
         .env_remove("COALPROF_LOG")
         .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH")
+        .env_remove("COALPROF_GPGPUSIM")
+        .env_remove("CUDA11_HOME")
+        .env("COALPROF_HOME", root().join("target/no-tool-home"))
         .env("NO_COLOR", "1")
         .current_dir(root());
     c

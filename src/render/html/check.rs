@@ -20,9 +20,10 @@ pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> S
         .collect();
     let n = |v: Option<f64>| v.map_or("–".to_string(), fmt_num);
     let body = html! {
-        p.verdict.(if report.failed() { "fail" } else { "pass" }) {
+        p.verdict.(if report.failed() { "fail" } else if report.all_skipped() { "skipped" } else { "pass" }) {
             strong { (report.headline()) } " (" (report.tally()) ")"
         }
+        @if let Some(why) = &report.nothing_checked { p.notice { (why) } }
         div.wide { table.checks.sortable {
             thead { tr {
                 th { "status" } th { "arch" } th { "row" } th { "metric" } th { "baseline" } th { "current" }

@@ -44,6 +44,8 @@ pub(crate) struct CompareRow {
     pub name: String,
     /// Per input, one cell per shown metric.
     pub cells: Vec<Vec<CompareCell>>,
+    /// Why the row was paired by base name only (the kernel of each input), marked `†`.
+    pub base_name: Option<String>,
 }
 
 /// One pattern's table (user kernels form one, `pattern` None).
@@ -85,7 +87,10 @@ pub(crate) fn compare(inputs: &[CompareInput], shown: &[(String, String)], group
                     }
                     tbody { @for r in &g.rows {
                         tr data-key=(r.key) {
-                            td { code { (r.name) } }
+                            td {
+                                code { (r.name) }
+                                @if let Some(why) = &r.base_name { " " span.tag title=(why) { "matched by base name" } }
+                            }
                             @for (i, cells) in r.cells.iter().enumerate() {
                                 @for (c, (key, _)) in cells.iter().zip(shown) {
                                     @let class = match c.change { Change::Worse => Some("bad"), Change::Better => Some("good"), _ => None };
@@ -102,6 +107,7 @@ pub(crate) fn compare(inputs: &[CompareInput], shown: &[(String, String)], group
                         }
                     } }
                 } }
+                @for why in g.rows.iter().filter_map(|r| r.base_name.as_ref()) { p.note { (why) } }
             }
         }
     };

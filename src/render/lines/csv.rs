@@ -1,4 +1,5 @@
-//! CSV of `lines`: one line per row, the JSON fields as columns, empty where absent.
+//! CSV of `lines`: one line per row, the JSON fields as columns, empty where absent; text with
+//! its control characters escaped (`text::visible`).
 
 use super::LinesExporter;
 use crate::error::{Error, Result};
@@ -21,7 +22,7 @@ impl LinesExporter for Csv {
             }
             let cells = header.iter().map(|k| match obj.get(k) {
                 None | Some(serde_json::Value::Null) => String::new(),
-                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::String(s)) => crate::text::visible(s).into_owned(),
                 Some(other) => other.to_string(),
             });
             w.write_record(cells).map_err(err)?;

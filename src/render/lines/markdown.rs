@@ -5,6 +5,7 @@ use super::{code, kernels, location, LinesExporter, COLUMNS};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 use crate::render::Style;
+use crate::text::markdown as escape;
 
 pub(crate) struct Markdown;
 
@@ -35,7 +36,7 @@ pub(crate) fn worst_lines(rows: &[&LineRow]) -> String {
     out.push_str(&format!("|{}|\n", align.join("|")));
     for r in rows {
         let mut cells = vec![format!("`{}`", escape(&location(r)))];
-        cells.extend(COLUMNS.iter().map(|(_, f)| f(r).unwrap_or_else(|| "–".into())));
+        cells.extend(COLUMNS.iter().map(|(_, f)| escape(&f(r).unwrap_or_else(|| "–".into()))));
         let c = code(r);
         cells.push(if c.is_empty() { String::new() } else { format!("`{}`", escape(&c)) });
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
@@ -52,8 +53,4 @@ pub(crate) fn worst_lines(rows: &[&LineRow]) -> String {
         out.push('\n');
     }
     out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('`', "'").split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -1,0 +1,493 @@
+//! The GitHub Action (`action.yml`) and the release workflow: both parse as YAML and name only
+//! what exists, and the action's steps, run in order the way the Actions runner runs them
+//! (`bash --noprofile --norc -eo pipefail`, each step with its own `GITHUB_OUTPUT` and
+//! `GITHUB_STEP_SUMMARY`, `GITHUB_PATH` prepended to later steps' `PATH`) in a fake GitHub
+//! environment, gate a real report of wasteful kernels: annotations, the markdown summary, the
+//! outputs, and the step's failure.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as Json;
+use serde_norway::Value;
+
+use crate::util::{coalprof, fixture, json, root};
+
+/// A real ncu 2024.1 report of two CUTLASS GEMM kernels whose global loads take 15.5 and 16
+/// sectors per request, with source counters (their loads' lines).
+pub(crate) const WASTEFUL: &str = "ncu-rep/panjd123-cutlass_report80_2024.1.1.ncu-rep";
+
+/// Kernels over 8 sectors per request fail; source lines over 8 warn.
+pub(crate) const RULES: &str = r#"
+[[gate]]
+match = "*"
+metric = "global_load_sectors_per_request"
+max = 8
+
+[[gate]]
+match = "*"
+metric = "line_sectors_per_request"
+max = 8
+severity = "warn"
+"#;
+
+fn yaml(rel: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{rel} is not valid YAML: {e}"))
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn mapping(v: &Value, key: &str) -> BTreeMap<String, String> {
+    let Some(m) = v.get(key).and_then(Value::as_mapping) else { return BTreeMap::new() };
+    m.iter()
+        .map(|(k, v)| {
+            let value = match v {
+                Value::String(s) => s.clone(),
+                Value::Bool(b) => b.to_string(),
+                Value::Number(n) => n.to_string(),
+                other => panic!("{key}.{k:?}: not a scalar: {other:?}"),
+            };
+            (k.as_str().expect("string keys").to_string(), value)
+        })
+        .collect()
+}
+
+/// Every `${{ … }}` expression in `s`, trimmed.
+fn expressions(s: &str) -> Vec<String> {
+    let re = regex::Regex::new(r"\$\{\{(.*?)\}\}").unwrap();
+    re.captures_iter(s).map(|c| c[1].trim().to_string()).collect()
+}
+
+/// One step of action.yml as the runner would see it.
+struct Step {
+    name: String,
+    id: Option<String>,
+    run: Option<String>,
+    uses: Option<String>,
+    shell: Option<String>,
+    condition: Option<String>,
+    env: BTreeMap<String, String>,
+    with: BTreeMap<String, String>,
+}
+
+fn action_steps(action: &Value) -> Vec<Step> {
+    let steps = action["runs"]["steps"].as_sequence().expect("runs.steps is a list");
+    steps
+        .iter()
+        .map(|s| Step {
+            name: text(s, "name").unwrap_or("(unnamed)").to_string(),
+            id: text(s, "id").map(str::to_string),
+            run: text(s, "run").map(str::to_string),
+            uses: text(s, "uses").map(str::to_string),
+            shell: text(s, "shell").map(str::to_string),
+            condition: text(s, "if").map(str::to_string),
+            env: mapping(s, "env"),
+            with: mapping(s, "with"),
+        })
+        .collect()
+}
+
+/// What one step did.
+#[derive(Debug)]
+pub(crate) struct StepRun {
+    pub name: String,
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub outputs: BTreeMap<String, String>,
+    pub summary: String,
+    /// For a `uses:` step (not run here): its `with:` values, evaluated.
+    pub with: BTreeMap<String, String>,
+}
+
+/// A fake Actions runner for action.yml: a workspace, a runner temp folder, per-step output and
+/// summary files, and the `PATH` that `GITHUB_PATH` grows.
+pub(crate) struct FakeGithub {
+    dir: tempfile::TempDir,
+    pub workspace: PathBuf,
+    path: Vec<PathBuf>,
+    outputs: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl FakeGithub {
+    /// `path`: the folders before `/usr/bin:/bin` on the job's `PATH`.
+    pub(crate) fn new(path: Vec<PathBuf>) -> FakeGithub {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("workspace");
+        for sub in ["workspace", "runner-temp", "home"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        FakeGithub { dir, workspace, path, outputs: BTreeMap::new() }
+    }
+
+    fn job_path(&self) -> String {
+        // The runner prepends every line of GITHUB_PATH, the newest first.
+        let added = std::fs::read_to_string(self.dir.path().join("github_path")).unwrap_or_default();
+        let mut path: Vec<String> = added.lines().rev().map(str::to_string).collect();
+        path.extend(self.path.iter().map(|p| p.display().to_string()));
+        path.extend(["/usr/bin".to_string(), "/bin".to_string()]);
+        path.join(":")
+    }
+
+    fn evaluate(&self, s: &str, inputs: &BTreeMap<String, String>) -> String {
+        let re = regex::Regex::new(r"\$\{\{(.*?)\}\}").unwrap();
+        re.replace_all(s, |c: &regex::Captures| {
+            let e = c[1].trim();
+            if let Some(name) = e.strip_prefix("inputs.") {
+                inputs.get(name).cloned().unwrap_or_else(|| panic!("`{e}`: no such input in action.yml"))
+            } else if let Some(rest) = e.strip_prefix("steps.") {
+                let (id, name) =
+                    rest.split_once(".outputs.").unwrap_or_else(|| panic!("`{e}`: not steps.ID.outputs.NAME"));
+                self.outputs.get(id).and_then(|o| o.get(name)).cloned().unwrap_or_default()
+            } else {
+                panic!("`{e}`: an expression this fake runner does not know; keep action.yml's env simple")
+            }
+        })
+        .into_owned()
+    }
+
+    /// Run action.yml's steps in order with `given` inputs (the rest take their defaults),
+    /// stopping after the first run step that fails, as the runner does.
+    pub(crate) fn run_action(&mut self, given: &[(&str, &str)]) -> Vec<StepRun> {
+        let action = yaml("action.yml");
+        let mut inputs: BTreeMap<String, String> = BTreeMap::new();
+        for (name, spec) in action["inputs"].as_mapping().expect("inputs").iter() {
+            let name = name.as_str().unwrap().to_string();
+            inputs.insert(name, text(spec, "default").unwrap_or("").to_string());
+        }
+        for (name, value) in given {
+            assert!(inputs.contains_key(*name), "action.yml has no input `{name}`");
+            inputs.insert(name.to_string(), value.to_string());
+        }
+        let mut runs = Vec::new();
+        for (i, step) in action_steps(&action).iter().enumerate() {
+            if step.uses.is_some() {
+                let with = step.with.iter().map(|(k, v)| (k.clone(), self.evaluate(v, &inputs))).collect();
+                let skipped = StepRun::skipped(&step.name, with);
+                runs.push(skipped);
+                continue;
+            }
+            let script = step.run.as_deref().expect("a step runs or uses");
+            let file = self.dir.path().join(format!("step-{i}.sh"));
+            std::fs::write(&file, script).unwrap();
+            let output_file = self.dir.path().join(format!("output-{i}"));
+            let summary_file = self.dir.path().join(format!("summary-{i}.md"));
+            let mut cmd = Command::new("bash");
+            cmd.args(["--noprofile", "--norc", "-eo", "pipefail"])
+                .arg(&file)
+                .current_dir(&self.workspace)
+                .env_clear()
+                .env("PATH", self.job_path())
+                .env("HOME", self.dir.path().join("home"))
+                .env("CI", "true")
+                .env("GITHUB_ACTIONS", "true")
+                .env("GITHUB_WORKSPACE", &self.workspace)
+                .env("GITHUB_ACTION_PATH", root())
+                .env("RUNNER_TEMP", self.dir.path().join("runner-temp"))
+                .env("GITHUB_OUTPUT", &output_file)
+                .env("GITHUB_STEP_SUMMARY", &summary_file)
+                .env("GITHUB_PATH", self.dir.path().join("github_path"));
+            for (k, v) in &step.env {
+                cmd.env(k, self.evaluate(v, &inputs));
+            }
+            let out = cmd.output().unwrap();
+            let outputs = parse_outputs(&std::fs::read_to_string(&output_file).unwrap_or_default());
+            if let Some(id) = &step.id {
+                self.outputs.insert(id.clone(), outputs.clone());
+            }
+            let run = StepRun {
+                name: step.name.clone(),
+                status: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                outputs,
+                summary: std::fs::read_to_string(&summary_file).unwrap_or_default(),
+                with: BTreeMap::new(),
+            };
+            let failed = run.status != 0;
+            runs.push(run);
+            if failed {
+                break;
+            }
+        }
+        runs
+    }
+}
+
+impl StepRun {
+    fn skipped(name: &str, with: BTreeMap<String, String>) -> StepRun {
+        StepRun {
+            name: name.to_string(),
+            status: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+            outputs: BTreeMap::new(),
+            summary: String::new(),
+            with,
+        }
+    }
+}
+
+/// `name=value` lines, the later value winning (the only form scripts/action.sh writes).
+fn parse_outputs(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            assert!(!l.contains("<<"), "multi-line outputs are not expected: {l}");
+            let (k, v) = l.split_once('=').unwrap_or_else(|| panic!("not name=value: {l}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+pub(crate) fn step<'a>(runs: &'a [StepRun], name: &str) -> &'a StepRun {
+    runs.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no step `{name}` ran: {runs:#?}"))
+}
+
+/// The workspace of a gate over the wasteful report: `reports/cutlass.ncu-rep` and `rules.toml`.
+pub(crate) fn wasteful_workspace(gh: &FakeGithub, rules: &str) {
+    std::fs::create_dir_all(gh.workspace.join("reports")).unwrap();
+    std::fs::copy(fixture(WASTEFUL), gh.workspace.join("reports/cutlass.ncu-rep")).unwrap();
+    std::fs::write(gh.workspace.join("rules.toml"), rules).unwrap();
+}
+
+/// (failed, warned, passed) of `coalprof check --format json`, counted here from the checks.
+pub(crate) fn counts(inputs: &[&Path], rules: &Path) -> (usize, usize, usize) {
+    let mut cmd = coalprof();
+    cmd.arg("check").args(inputs).arg("--rules").arg(rules).args(["--format", "json", "--exit-zero"]);
+    let doc = json(&cmd.output().unwrap().stdout);
+    let n = |v: &str| doc["checks"].as_array().unwrap().iter().filter(|c| c["verdict"] == v).count();
+    (n("fail"), n("warn"), n("pass"))
+}
+
+fn coalprof_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_coalprof")).parent().unwrap().to_path_buf()
+}
+
+#[test]
+fn action_and_release_workflows_parse_and_name_what_exists() {
+    let action = yaml("action.yml");
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let script = std::fs::read_to_string(root().join("scripts/action.sh")).unwrap();
+    let declared: Vec<String> =
+        action["inputs"].as_mapping().unwrap().keys().map(|k| k.as_str().unwrap().to_string()).collect();
+    let mut used = Vec::new();
+    let steps = action_steps(&action);
+    for s in &steps {
+        match (&s.run, &s.uses) {
+            (Some(run), None) => {
+                assert_eq!(
+                    s.shell.as_deref(),
+                    Some("bash"),
+                    "step `{}`: a composite run step needs shell: bash",
+                    s.name
+                );
+                // Inputs are data: they reach the script through env, never pasted into it.
+                assert!(!run.contains("${{"), "step `{}` interpolates an expression into its script: {run}", s.name);
+                let sub = run.trim().strip_prefix(r#"bash "$GITHUB_ACTION_PATH/scripts/action.sh" "#);
+                let sub = sub.unwrap_or_else(|| panic!("step `{}` does not call scripts/action.sh: {run}", s.name));
+                assert!(script.contains(&format!("\n{sub}() {{")), "scripts/action.sh has no `{sub}` step");
+            }
+            (None, Some(uses)) => assert!(uses.contains('@'), "step `{}`: `{uses}` is not pinned to a version", s.name),
+            _ => panic!("step `{}` must either run or use", s.name),
+        }
+        let texts = s.env.values().chain(s.with.values()).chain(s.condition.iter());
+        for e in texts.flat_map(|t| expressions(t)) {
+            for name in declared.iter() {
+                if e.contains(&format!("inputs.{name}")) {
+                    used.push(name.clone());
+                }
+            }
+            assert!(
+                !e.contains("inputs.") || declared.iter().any(|d| e.contains(&format!("inputs.{d}"))),
+                "`{e}`: undeclared input"
+            );
+        }
+    }
+    for d in &declared {
+        assert!(used.contains(d), "input `{d}` is declared but no step uses it");
+    }
+    let check_id = steps.iter().any(|s| s.id.as_deref() == Some("check"));
+    assert!(check_id, "the outputs come from a step with id `check`");
+    for (name, spec) in action["outputs"].as_mapping().unwrap() {
+        let value = text(spec, "value").unwrap();
+        let name = name.as_str().unwrap();
+        assert_eq!(value, format!("${{{{ steps.check.outputs.{name} }}}}"), "output `{name}`");
+        assert!(script.contains(&format!("output {name} ")), "scripts/action.sh never writes output `{name}`");
+    }
+
+    let release = yaml(".github/workflows/release.yml");
+    let tags: Vec<&str> =
+        release["on"]["push"]["tags"].as_sequence().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(tags, ["v*"]);
+    let jobs = release["jobs"].as_mapping().unwrap();
+    let mut uses = Vec::new();
+    let mut runs = String::new();
+    for (id, job) in jobs {
+        let needs: Vec<&str> = match job.get("needs") {
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Sequence(v)) => v.iter().map(|n| n.as_str().unwrap()).collect(),
+            _ => vec![],
+        };
+        for n in needs {
+            assert!(jobs.contains_key(n), "job {id:?} needs `{n}`, which is not a job");
+        }
+        for s in job["steps"].as_sequence().unwrap() {
+            if let Some(u) = text(s, "uses") {
+                assert!(u.contains('@'), "`{u}` is not pinned");
+                uses.push(u.to_string());
+            }
+            runs.push_str(text(s, "run").unwrap_or(""));
+        }
+    }
+    for wanted in
+        ["PyO3/maturin-action@v1", "pypa/gh-action-pypi-publish@release/v1", "rust-lang/crates-io-auth-action@v1"]
+    {
+        assert!(uses.iter().any(|u| u == wanted), "release.yml does not use {wanted}: {uses:?}");
+    }
+    assert!(runs.contains("cargo publish --locked"), "release.yml publishes the crate");
+    assert_eq!(release["jobs"]["pypi"]["permissions"]["id-token"].as_str(), Some("write"), "PyPI trusted publishing");
+    let wheels = &release["jobs"]["wheels"]["steps"];
+    let maturin =
+        wheels.as_sequence().unwrap().iter().find(|s| text(s, "uses") == Some("PyO3/maturin-action@v1")).unwrap();
+    assert!(text(&maturin["with"], "manylinux").is_some(), "release wheels are built in a manylinux container");
+
+    // The example workflow gates with this action.
+    let example = yaml("scripts/ci-example.yml");
+    let gate = example["jobs"]["check"]["steps"].as_sequence().unwrap().iter().find(|s| text(s, "id") == Some("gate"));
+    let gate = gate.expect("the example's check job has the gate step");
+    assert!(text(gate, "uses").unwrap().contains("/coalprof@"));
+    assert!(text(&gate["with"], "inputs").is_some());
+}
+
+/// The whole action on the wasteful report, with `extra` inputs: (runs, the counts the CLI gives).
+fn gate_wasteful(extra: &[(&str, &str)], rules: &str) -> (Vec<StepRun>, (usize, usize, usize)) {
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    wasteful_workspace(&gh, rules);
+    let mut inputs = vec![
+        ("inputs", "reports/*.ncu-rep"),
+        ("rules", "rules.toml"),
+        ("junit", "junit.xml"),
+        ("sarif", "coalprof.sarif"),
+        ("install", "none"),
+    ];
+    inputs.extend_from_slice(extra);
+    let runs = gh.run_action(&inputs);
+    let expected = counts(&[&gh.workspace.join("reports/cutlass.ncu-rep")], &gh.workspace.join("rules.toml"));
+    // Files the check step wrote, checked while the workspace exists.
+    if step(&runs, "Check").outputs.get("exit-code").is_some_and(|c| c == "0" || c == "1") {
+        assert!(gh.workspace.join("junit.xml").is_file(), "junit.xml was not written");
+        let sarif: Json =
+            serde_json::from_str(&std::fs::read_to_string(gh.workspace.join("coalprof.sarif")).unwrap()).unwrap();
+        assert_eq!(sarif["version"], "2.1.0");
+    }
+    (runs, expected)
+}
+
+#[test]
+fn action_annotates_summarises_and_fails_on_a_wasteful_kernel_with_a_fake_github() {
+    let (runs, (failed, warned, passed)) = gate_wasteful(&[], RULES);
+    assert!(failed > 0 && warned > 0, "the fixture must fail and warn under RULES: {failed} failed, {warned} warned");
+
+    let install = step(&runs, "Install coalprof");
+    assert_eq!(install.status, 0, "{install:#?}");
+    assert!(install.stdout.starts_with("coalprof "), "the install step prints the version: {install:#?}");
+
+    let check = step(&runs, "Check");
+    assert_eq!(check.status, 0, "the check step records the verdict and leaves failing to the last step: {check:#?}");
+    let errors = check.stdout.lines().filter(|l| l.starts_with("::error ")).count();
+    let warnings = check.stdout.lines().filter(|l| l.starts_with("::warning ")).count();
+    assert_eq!(errors, failed.min(10), "one ::error per failed check (at most 10): {}", check.stdout);
+    assert!(warnings >= 1 && errors + warnings <= 10, "::warning annotations too, at most 10 in all: {}", check.stdout);
+    assert!(check.stdout.contains("::error file=/root/cutlass/"), "annotations point at the kernels' source lines");
+    assert!(
+        check.summary.starts_with("## coalprof check:") && check.summary.contains("gate failed"),
+        "{}",
+        check.summary
+    );
+    assert!(check.summary.contains("| fail |"), "the summary's table lists the failures: {}", check.summary);
+    let out = &check.outputs;
+    assert_eq!(out["verdict"], "fail");
+    assert_eq!(out["exit-code"], "1");
+    assert_eq!(
+        (out["failed"].as_str(), out["warned"].as_str()),
+        (failed.to_string().as_str(), warned.to_string().as_str())
+    );
+    assert_eq!(out["passed"], passed.to_string());
+    assert_eq!(out["sarif"], "coalprof.sarif");
+
+    // The upload step would run on the file the check step named.
+    let upload = step(&runs, "Upload SARIF to code scanning");
+    assert_eq!(upload.with["sarif_file"], "coalprof.sarif");
+    assert_eq!(upload.with["category"], "coalprof");
+
+    let verdict = runs.last().unwrap();
+    assert_eq!(verdict.name, "Verdict");
+    assert_eq!(verdict.status, 1, "a failed gate fails the action: {verdict:#?}");
+    assert!(verdict.stdout.contains("::error title=coalprof::the gate failed"), "{verdict:#?}");
+}
+
+#[test]
+fn action_exit_zero_passes_the_step_and_still_reports_the_failure() {
+    let (runs, _) = gate_wasteful(&[("exit-zero", "true")], RULES);
+    assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
+    assert_eq!(step(&runs, "Check").outputs["verdict"], "fail");
+    assert_eq!(runs.last().unwrap().name, "Verdict");
+}
+
+#[test]
+fn action_verdicts_for_a_passing_gate_and_for_nothing_matched() {
+    let generous = RULES.replace("max = 8", "max = 32");
+    let (runs, (failed, warned, passed)) = gate_wasteful(&[], &generous);
+    assert_eq!((failed, warned), (0, 0));
+    let check = step(&runs, "Check");
+    assert_eq!(check.outputs["verdict"], "pass", "{check:#?}");
+    assert_eq!(check.outputs["passed"], passed.to_string());
+    assert!(!check.stdout.contains("::error ") && !check.stdout.contains("::warning "), "{check:#?}");
+    assert!(check.summary.contains("gate passed"), "{}", check.summary);
+    assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
+
+    let nothing = RULES.replace("match = \"*\"", "match = \"no-such-kernel\"");
+    let (runs, _) = gate_wasteful(&[], &nothing);
+    let check = step(&runs, "Check");
+    assert_eq!((check.outputs["verdict"].as_str(), check.outputs["exit-code"].as_str()), ("nothing-matched", "5"));
+    let verdict = runs.last().unwrap();
+    assert_eq!(verdict.status, 5, "nothing checked is not a pass: {verdict:#?}");
+    assert!(verdict.stdout.contains("::error title=coalprof::nothing was checked"));
+}
+
+#[test]
+fn action_verdict_for_a_check_whose_rules_all_skip_is_nothing_checked() {
+    // A rule on a metric the report cannot give: every check skips, exit 0, but no pass.
+    let absent = "[[gate]]\nmatch = \"*\"\nmetric = \"dram_amplification\"\nmax = 2\n";
+    let (runs, (failed, warned, passed)) = gate_wasteful(&[], absent);
+    assert_eq!((failed, warned, passed), (0, 0, 0));
+    let check = step(&runs, "Check");
+    assert_eq!((check.outputs["verdict"].as_str(), check.outputs["exit-code"].as_str()), ("nothing-checked", "0"));
+    assert!(check.stdout.contains("::warning title=coalprof%3A nothing checked::nothing was checked"), "{check:#?}");
+    assert!(!check.summary.contains("gate passed"), "{}", check.summary);
+    assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
+}
+
+#[test]
+fn action_names_a_missing_input_and_a_missing_coalprof() {
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let runs = gh.run_action(&[("inputs", "reports/*.ncu-rep"), ("install", "none")]);
+    let check = step(&runs, "Check");
+    assert_eq!((check.outputs["verdict"].as_str(), check.outputs["exit-code"].as_str()), ("error", "3"), "{check:#?}");
+    assert!(check.stderr.contains("reports/*.ncu-rep"), "coalprof names the input that matched nothing: {check:#?}");
+    assert_eq!(runs.last().unwrap().status, 3);
+
+    let mut bare = FakeGithub::new(vec![]);
+    let runs = bare.run_action(&[("inputs", "x.ncu-rep"), ("install", "none")]);
+    assert_eq!(runs.len(), 1, "nothing runs after a failed install: {runs:#?}");
+    assert_ne!(runs[0].status, 0);
+    assert!(
+        runs[0].stdout.contains("::error title=coalprof::install is 'none' but coalprof is not on PATH"),
+        "{runs:#?}"
+    );
+}
