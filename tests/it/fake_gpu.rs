@@ -392,3 +392,30 @@ fn fake_gpu_ctrl_c_under_gpus_stops_every_gpu_with_exit_130() {
     assert_eq!(profiling(), 4, "no GPU went on to another pattern after Ctrl-C");
     assert!(gpu.run_dir().join("results.json").is_file(), "the run folder is saved");
 }
+
+/// The reuse pattern measured end to end on the fake GPU: the real executable's plan (three
+/// grid shapes, the softmax's block of 256), the verified join of all its launches, the derived
+/// `dram_bytes` equal to the model's, and its log–log plot with measured points in the run folder.
+#[test]
+fn fake_gpu_runs_the_reuse_pattern_joined_derived_and_plotted() {
+    let test = "fake_gpu_runs_the_reuse_pattern_joined_derived_and_plotted";
+    let Some(gpu) = FakeGpu::with_patterns(test, &["reuse"]) else { return };
+    let out = gpu.run_with(&["--pattern", "reuse"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = json(&out.stdout);
+    let rows = rows_by_variant(&results);
+    assert_eq!(rows.len(), 3 * 4 + 2, "three lengths of naive (3 kernels) and flash, direct, staged_once");
+    for (variant, row) in &rows {
+        assert_eq!(row["source"], "measured", "{variant}");
+        let m = &row["metrics"];
+        let sum = m["dram_bytes_read"].as_f64().unwrap() + m["dram_bytes_write"].as_f64().unwrap();
+        assert_eq!(m["dram_bytes"].as_f64(), Some(sum), "{variant}: the formula over the report's counters");
+        assert_eq!(m["dram_bytes"], row["predicted"]["dram_bytes"], "{variant}");
+        assert!(row["findings"].is_null(), "{variant}: {}", row["findings"]);
+    }
+    assert_eq!(rows["naive_s128_softmax"]["block"], serde_json::json!([256, 1, 1]));
+    assert_eq!(rows["naive_s128_scores"]["grid"], serde_json::json!([2, 2, 1]));
+    let svg = std::fs::read_to_string(gpu.run_dir().join("reuse.svg")).unwrap();
+    assert!(svg.contains("DRAM bytes of one attention pass (measured vs predicted)"), "{svg}");
+    assert_eq!(svg.matches("<circle").count(), 6 + 1, "3 lengths x (naive, flash) measured, and the legend's");
+}

@@ -200,3 +200,70 @@ fn model_tables_show_the_expression_as_given() {
         assert!(md.contains(&format!("| `{expr}` |")), "{md}");
     }
 }
+
+/// Seed 001's last lesson through the command line: `run --pattern reuse --backend model`.
+/// Expected values are the kernels' arithmetic (`Spec::Attention`: d = 64 fp32, tiles of 64
+/// rows), not the model's output: the S×S scores are 4·S² bytes, written by the scores kernel,
+/// read and written by the softmax, read by P·V; Q, K, V and O are 256·S bytes each.
+#[test]
+fn reuse_naive_is_quadratic_in_dram_flash_linear_and_staging_once_gains_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = coalprof()
+        .args(["run", "--pattern", "reuse", "--backend", "model", "--format", "json", "--out"])
+        .arg(dir.path())
+        .ok_stdout();
+    let v = json(&out);
+    let rows = v["rows"].as_array().unwrap();
+    let get = |name: &str| rows.iter().find(|r| r["variant"] == name).unwrap_or_else(|| panic!("no {name}"));
+    let metric = |name: &str, key: &str| get(name)["metrics"][key].as_f64();
+    let dram = |name: &str| metric(name, "dram_bytes_read").unwrap() + metric(name, "dram_bytes_write").unwrap();
+
+    // The lengths, from the flash rows' names: at least three, each double the last.
+    let mut lengths: Vec<u64> =
+        (rows.iter()).filter_map(|r| r["variant"].as_str()?.strip_prefix("flash_s")?.parse().ok()).collect();
+    lengths.sort_unstable();
+    assert!(lengths.len() >= 3, "{lengths:?}");
+    assert!(lengths.windows(2).all(|w| w[1] == 2 * w[0]), "{lengths:?}");
+
+    let naive = |s: u64| ["scores", "softmax", "pv"].iter().map(|k| dram(&format!("naive_s{s}_{k}"))).sum::<f64>();
+    let flash = |s: u64| dram(&format!("flash_s{s}"));
+    for &s in &lengths {
+        assert_eq!(get(&format!("flash_s{s}"))["params"]["seq_len"], s);
+        assert_eq!(naive(s), (4 * 4 * s * s + 4 * 256 * s) as f64, "naive at {s}: 4 passes of S², Q K V O once");
+        assert_eq!(flash(s), (4 * 256 * s) as f64, "flash at {s}: Q K V read, O written, once");
+        // The derived `dram_bytes` (metrics.toml) is the same sum.
+        assert_eq!(metric(&format!("flash_s{s}"), "dram_bytes"), Some(flash(s)));
+    }
+    for w in lengths.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let (n, f) = (naive(b) / naive(a), flash(b) / flash(a));
+        assert!(n >= 3.5, "naive DRAM x{n} from S = {a} to {b}");
+        assert!(f <= 2.5, "flash DRAM x{f} from S = {a} to {b}");
+        // Flash's L2 reads keep the S²/tile term: every 64-row query tile reads all of K and V.
+        let l2 = |s: u64| metric(&format!("flash_s{s}"), "l2_read_sectors").unwrap();
+        let tiles = |s: u64| (s / 64) as f64;
+        assert_eq!(l2(b), tiles(b) * (512.0 + tiles(b) * 1024.0), "Q tile + S/64 tiles of K and V");
+        assert!(l2(b) / l2(a) > 3.5, "flash L2 x{} from S = {a} to {b}", l2(b) / l2(a));
+    }
+
+    // Staging once: the same DRAM bytes, more shared-memory work (direct has none).
+    assert_eq!(dram("staged_once"), dram("direct"));
+    assert_eq!(metric("direct", "dram_bytes_read"), metric("staged_once", "dram_bytes_read"));
+    let wavefronts = |name: &str| {
+        metric(name, "shared_load_wavefronts").unwrap_or(0.0) + metric(name, "shared_store_wavefronts").unwrap_or(0.0)
+    };
+    assert!(wavefronts("staged_once") > wavefronts("direct"), "staging adds shared wavefronts");
+    assert_eq!(wavefronts("direct"), 0.0);
+
+    // The table shows the bytes (DRAM MB: flash at 16,384 moves 16.8 MB).
+    let table = String::from_utf8(
+        coalprof()
+            .args(["run", "--pattern", "reuse", "--backend", "model", "--wide", "--out"])
+            .arg(dir.path())
+            .ok_stdout(),
+    )
+    .unwrap();
+    assert!(table.contains("DRAM MB"), "{table}");
+    let line = table.lines().find(|l| l.contains("flash_s16384")).unwrap();
+    assert!(line.contains(&format!("{:.1}", (4 * 256 * 16384) as f64 / 1e6)), "{line}");
+}
