@@ -196,7 +196,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "V[,V…]")]
     pub variant: Vec<String>,
     /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `256K` under
-    /// `--backend sim`, which the simulator finishes in seconds).
+    /// `--backend sim`, `64K` with `--sim-mode timing`: the simulator finishes them in seconds).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
     #[command(flatten)]
