@@ -282,7 +282,7 @@ pub(crate) struct L2Args {
 pub(crate) enum ProfileBackendArg {
     /// Under ncu, on the GPU.
     Ncu,
-    /// In GPGPU-Sim, no GPU (the program built with CUDA 11.8 or older and `-cudart shared`).
+    /// In GPGPU-Sim, no GPU (the program built with `-cudart shared`, CUDA 13 or older).
     Sim,
 }
 
