@@ -4,12 +4,14 @@
 #! the agreement table: per variant, whether each counter the simulator and the address model
 #! share (global requests and sectors, shared instructions, wavefronts and conflicts) is equal in
 #! each mode, whether the two modes' counters are equal, and each mode's wall time and their ratio.
-#! Usage: scripts/bench-sim.sh [SIZE] [MODES] (SIZE default: the simulator's default size; MODES
-#! default `functional,timing`, or one of them). Needs scripts/install-sim.sh first.
+#! Usage: scripts/bench-sim.sh [SIZE] [MODES] (MODES default `functional,timing`, or one of them;
+#! SIZE default: 64K when both modes run, so that their counters can be compared at the timing
+#! mode's default size, else that mode's default). Needs scripts/install-sim.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size="${1:-}"
 modes="${2:-functional,timing}"
+size="${1:-}"
+[ -z "$size" ] && [[ "$modes" == *,* ]] && size=64K
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # COALPROF_BIN: a coalprof already built (else the release build of this checkout).

@@ -196,7 +196,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "V[,V…]")]
     pub variant: Vec<String>,
     /// Size of each pattern's main array (`1G` default: far beyond a 50 MB L2; `256K` under
-    /// `--backend sim`, which the simulator finishes in seconds).
+    /// `--backend sim`, `64K` with `--sim-mode timing`: the simulator finishes them in seconds).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
     #[command(flatten)]
@@ -282,7 +282,7 @@ pub(crate) struct L2Args {
 pub(crate) enum ProfileBackendArg {
     /// Under ncu, on the GPU.
     Ncu,
-    /// In GPGPU-Sim, no GPU (the program built with CUDA 11.8 or older and `-cudart shared`).
+    /// In GPGPU-Sim, no GPU (the program built with `-cudart shared`, CUDA 13 or older).
     Sim,
 }
 

@@ -599,7 +599,10 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
             "`--gpus` spreads ncu runs over GPUs; `--backend sim` needs none (`--slurm` spreads sim runs)",
         ));
     }
-    let default_size = if backend == Backend::Sim { Sizing::simulated() } else { Sizing::default() };
+    let default_size = match backend {
+        Backend::Sim => Sizing::simulated(matches!(a.profiler.sim_mode, SimModeArg::Timing)),
+        _ => Sizing::default(),
+    };
     let patterns = patterns(&a.patterns)?;
     let sizing = a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size);
     // Variant names can depend on the size (the reuse pattern's sequence lengths scale with it).
@@ -968,7 +971,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = Env { cwd: dir.path().into(), exe: Some("/bin/coalprof".into()), ..Env::read() };
         let line = "coalprof run --pattern stride,gather --backend ncu --size 16M --arch sm_90 --cache-control none \
-                    --clock-control none --timeout 77 --warmup 2 --repeats 5 --l2-fetch 64 --slurm --run-id r";
+                    --clock-control none --timeout 77 --warmup 2 --repeats 5 --l2-fetch 64 --sim-mode timing --slurm --run-id r";
         let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
         let Settings::Run(run) = resolve(&cli.global, &cli.command, &env).unwrap().1 else { panic!("not a run") };
         let file = run.task(Pattern::Gather, &dir.path().join("tasks"), "gather");
@@ -984,6 +987,7 @@ mod tests {
         };
         assert_eq!(task, expected);
         assert_eq!((task.profiler.timeout.as_secs(), task.l2_fetch_bytes, task.sizing.bytes), (77, 64, 16 << 20));
+        assert_eq!(task.profiler.sim_mode, SimMode::Timing);
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "{}").unwrap();
         assert_eq!(TaskFile::read(&bad).unwrap_err().exit(), crate::exit::Exit::Input);

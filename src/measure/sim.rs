@@ -313,7 +313,7 @@ pub(crate) fn check_mode(sim: &GpgpuSim, mode: SimMode) -> Result<()> {
                 sim.root.display(),
                 sim.version()
             ),
-            "run `scripts/install-sim.sh` again (it rebuilds GPGPU-Sim with \
+            "run `coalprof setup sim` again (it rebuilds GPGPU-Sim with \
              `scripts/sim-patches/0003-functional-mem-accesses.patch`), or pass `--sim-mode timing`",
         ));
     }

@@ -6,8 +6,10 @@ use super::Pattern;
 
 /// Default size of the main array: 1 GiB, far beyond the 50 MB L2 of an H100/H200.
 pub(crate) const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
-/// Default size under the simulator (see [`Sizing::simulated`]).
+/// Default sizes under the simulator, in its functional and its timing mode (see
+/// [`Sizing::simulated`]).
 const SIM_SIZE_BYTES: u64 = 256 << 10;
+const SIM_TIMING_SIZE_BYTES: u64 = 64 << 10;
 
 /// Threads per block of the streaming kernels.
 const BLOCK: u32 = 256;
@@ -36,10 +38,11 @@ impl Default for Sizing {
 }
 
 impl Sizing {
-    /// The default under `--backend sim`: 256 KiB arrays, grids of up to 64K threads, which
-    /// GPGPU-Sim's functional mode finishes in about a second per variant (`docs/performance.md`).
-    pub fn simulated() -> Sizing {
-        Sizing { bytes: SIM_SIZE_BYTES }
+    /// The default under `--backend sim`: 256 KiB arrays, grids of up to 16K threads, which
+    /// GPGPU-Sim's functional mode finishes in about a second per variant; 64 KiB in its
+    /// `timing` mode, which takes minutes per variant at 256 KiB (`docs/performance.md`).
+    pub fn simulated(timing: bool) -> Sizing {
+        Sizing { bytes: if timing { SIM_TIMING_SIZE_BYTES } else { SIM_SIZE_BYTES } }
     }
 
     /// Number of fp32 elements in the main array (at least one warp's worth).

@@ -2,8 +2,8 @@
 //! (`run --backend sim`, `profile --backend sim`). The simulator is a `libcudart.so` that the
 //! program loads in place of NVIDIA's (so the program must be built with `-cudart shared`); it
 //! runs in a folder holding a GPU configuration and writes its per-PTX-line statistics there.
-//! `scripts/install-sim.sh` builds it into `.tools/gpgpu-sim/`, beside the CUDA 11.8 toolkit in
-//! `.tools/cuda11/`. Programs built with CUDA 12 or 13 run too, with a toolkit of their CUDA
+//! `coalprof setup sim` builds it into the tool home's `gpgpu-sim/`, beside the CUDA 11.8 toolkit
+//! in `cuda11/`. Programs built with CUDA 12 or 13 run too, with a toolkit of their CUDA
 //! (the project's nvcc) as the simulator's `CUDA_INSTALL_PATH`: see `docs/simulator-cuda12.md`.
 
 use std::path::{Path, PathBuf};
@@ -182,7 +182,7 @@ impl GpgpuSim {
         }
         if !self.version().contains(CUDA12_PATCH) {
             return Err(format!(
-                "{needs}, and the GPGPU-Sim in `{}` predates CUDA 12 support: run `scripts/install-sim.sh` again, \
+                "{needs}, and the GPGPU-Sim in `{}` predates CUDA 12 support: run `coalprof setup sim` again, \
                  or rebuild the program with `{REBUILD}`",
                 self.root.display()
             ));
