@@ -7,13 +7,13 @@ use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::frame::launches::{Grouping, Launches};
+use crate::frame::launches::Grouping;
 use crate::lines::source::Sources;
 use crate::lines::Options as LineOptions;
-use crate::measure::sim::{demangled, device_name, kernel_records, sim_kernels};
+use crate::measure::sim::{demangled, device_name, kernel_records, kernel_rows, sim_kernels};
 use crate::parse::LaunchRecord;
 use crate::render::render;
-use crate::results::{Provenance, Results, Source};
+use crate::results::{Provenance, Results};
 use crate::settings::{Common, LinesSettings, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::gpgpusim::{self, CONFIG};
@@ -65,14 +65,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
             s.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
         ));
     }
-    let catalogue_names = common.catalogue.ncu_names();
-    let mut launches = Launches::new(&catalogue_names, Grouping::PerKernel);
-    for r in records {
-        launches.push(r)?;
-    }
-    let (frame, _) = launches.finish()?;
-    let mut rows = common.derivation.derive(frame)?.into_rows(Source::Simulated)?;
-    let notices = common.derivation.notices(&mut rows);
+    let (mut rows, notices) = kernel_rows(records, &common.catalogue, &common.derivation)?;
     for r in &mut rows {
         r.notes.push(format!(
             "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"

@@ -14,10 +14,10 @@ use std::collections::{BTreeSet, HashMap};
 use polars::prelude::*;
 
 use super::formula::{Formula, Func, Op};
+use super::sanity::Suspect;
 use super::{polars_error, Frame};
 use crate::error::{Error, Result};
 use crate::metrics::{Catalogue, Kind};
-use crate::parse::sanity::Suspect;
 use crate::results::Row;
 
 /// The formulas of a catalogue, checked and compiled once: every key a formula reads must be a

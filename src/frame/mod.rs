@@ -18,6 +18,7 @@ pub(crate) mod history;
 pub(crate) mod join;
 pub(crate) mod launches;
 pub mod manifest;
+pub(crate) mod sanity;
 pub(crate) mod side_by_side;
 
 use std::collections::HashSet;
