@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::engine::Record;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
@@ -71,20 +72,14 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
             "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"
         ));
     }
-    let mut prov = Provenance::new("sim");
+    let mut record = Record::with_provenance("sim", common, Provenance::new("sim"));
+    let prov = &mut record.provenance;
     prov.gpu = Some(device_name());
     prov.compute_capability = Some("7.0".into());
     prov.settings.insert("simulator".into(), sim.version().into());
     prov.settings.insert("config".into(), CONFIG.into());
     prov.inputs = vec![s.source.as_ref().map_or(&program, |src| &src.file).display().to_string()];
-    let mut results = Results::new(prov, rows);
-    results.notices = notices;
-    let mut sources = Sources::new(s.source_root.clone());
-    let opts = LineOptions { kernel: kernel_re.clone(), top: Some(3), ..LineOptions::default() };
-    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, &common.catalogue, &mut sources)?;
-    results.worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
-    let record = json!({
-        "backend": "sim",
+    let facts = json!({
         "simulator": sim.version(),
         "config": CONFIG,
         "program": program,
@@ -93,7 +88,16 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         "args": s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
         "seconds": run.elapsed.as_secs_f64(),
     });
-    dir.write("run.json", format!("{record:#}\n").as_bytes())?;
+    if let serde_json::Value::Object(facts) = facts {
+        record.merge(facts);
+    }
+    let mut results = Results::new(record.provenance.clone(), rows);
+    results.notices = notices;
+    let mut sources = Sources::new(s.source_root.clone());
+    let opts = LineOptions { kernel: kernel_re.clone(), top: Some(3), ..LineOptions::default() };
+    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, &common.catalogue, &mut sources)?;
+    results.worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
+    record.save(&dir)?;
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved; `coalprof lines {}` names the lines", dir.path.display());
     super::print(&render(&results, common.format, &common.style)?)?;

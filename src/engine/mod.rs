@@ -133,7 +133,7 @@ struct State {
 /// exit code its failed tasks call for; an error when the run had to stop (Ctrl-C, or no slot
 /// left that can run the rest) — what finished before is saved either way.
 pub(crate) fn drive(exec: &dyn Executor, tasks: Vec<Task>, dir: &RunDir, record: Record) -> Result<(Results, Exit)> {
-    dir.write("run.json", record.run_json().as_bytes())?;
+    record.save(dir)?;
     let slots = exec.slots().max(1);
     let total = tasks.len();
     let mut queue: Vec<(usize, Task)> = tasks.into_iter().enumerate().collect();
@@ -228,7 +228,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, shared: &(Mutex<State>, 
                 let new_facts = !o.record.is_empty();
                 merge(&mut s, index, o);
                 if new_facts {
-                    dir.write("run.json", s.record.run_json().as_bytes())?;
+                    s.record.save(dir)?;
                 }
                 dir.save_results(&s.results)?;
                 match failed {
