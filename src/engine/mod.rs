@@ -13,6 +13,7 @@ pub(crate) mod local;
 pub(crate) mod ncu;
 pub(crate) mod record;
 pub(crate) mod slurm;
+pub(crate) mod task_file;
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
