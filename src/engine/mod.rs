@@ -2,8 +2,8 @@
 //! Slurm cluster) goes through [`drive`], which takes tasks from one queue, merges what each
 //! finished task measured into the run, saves the run folder after every task, and decides
 //! with one policy ([`next_step`]) what a failure means. An [`Executor`] only says *where* and
-//! *how* one task runs: `local` (the model, the simulator, ncu on one GPU), `gpus` (ncu on
-//! each GPU of the node at once), `slurm` (one Slurm job per task).
+//! *how* one task runs: `local` (the model, the simulator), `ncu` (ncu on one GPU, or on each
+//! GPU of `--gpus` at once), `slurm` (one Slurm job per task, its settings in a `task_file`).
 //!
 //! What is deliberately absent here: no process is spawned (executors call `tools/`), nothing is
 //! printed but through `messages`, and no executor saves or merges results itself, so a
