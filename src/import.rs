@@ -12,7 +12,6 @@ use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::csv::{self, Keep, ParseError};
 use crate::parse::ncu_rep::{self, ReadError, MAGIC, ZSTD_MAGIC};
-use crate::parse::sanity::Sanity;
 use crate::parse::LaunchRecord;
 use crate::results::{Provenance, Results, Source, SCHEMA};
 use crate::tools::ncu::Ncu;
@@ -161,16 +160,13 @@ impl Reader<'_> {
         path: &Path,
     ) -> std::result::Result<Results, RowsError<E>> {
         let names = self.catalogue.ncu_names();
-        let sanity = Sanity::new(self.catalogue, &names);
-        let mut suspects = Vec::new();
         let mut launches = Launches::new(&names, self.grouping);
         let rank = rank_of(path);
         for rec in records {
-            let mut rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
-            suspects.extend(sanity.check(&mut rec));
+            let rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
             launches.push(rec).map_err(RowsError::Other)?;
         }
-        let (frame, facts) = launches.finish().map_err(RowsError::Other)?;
+        let (frame, facts, suspects) = launches.finish().map_err(RowsError::Other)?;
         if frame.height() == 0 {
             return Err(RowsError::Other(Error::nothing_matched(
                 format!("{}: the report holds no kernel launches", path.display()),

@@ -1,8 +1,10 @@
 //! coalprof: shows how CUDA kernels touch memory.
 //!
-//! The data flows one way: patterns → build (nvcc) → profile (ncu) → import → parse → frame
-//! (group, join, derive, compare) → render / gate. Each step is one module named after it
-//! (`ARCHITECTURE.md` draws the flow); `commands` glues them together.
+//! The data flows one way: an input (a report `import` reads; a pattern `build` compiled and
+//! `measure` ran under ncu or GPGPU-Sim; the address `model`'s prediction) → parse (records) →
+//! frame (sanity, group, join, derive, findings) → render / gate. Each step is one module named
+//! after it (`ARCHITECTURE.md` draws the flow and the layers); `engine` is `run`'s one loop and
+//! `commands` glues each subcommand together.
 
 #![warn(unreachable_pub, missing_docs)]
 
@@ -88,6 +90,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
     match &settings {
         Settings::Patterns(s) => commands::patterns::run(&common, s),
         Settings::Run(s) => commands::run::run(&common, s),
+        Settings::Task(file) => commands::run::run(&common, &engine::task_file::TaskFile::read(file)?.settings()?),
         Settings::Profile(s) => commands::profile::run(&common, s),
         Settings::Analyze(s) => commands::analyze::run(&common, s),
         Settings::Lines(s) => commands::lines::run(&common, s),

@@ -63,6 +63,8 @@ pub struct Mapped {
     pub assume_unit: Option<String>,
     /// How it combines over launches.
     pub kind: Kind,
+    /// The catalogue key this counter is never below (`at_least`), checked by the sanity check.
+    pub at_least: Option<String>,
 }
 
 /// A launch fact: a number a row knows besides ncu's counters (the pattern's access width, the
@@ -265,7 +267,12 @@ impl Catalogue {
     pub fn ncu_names(&self) -> HashMap<String, Mapped> {
         let mut m = HashMap::new();
         for (key, raw) in &self.raw {
-            let mapped = Mapped { key: key.clone(), assume_unit: raw.assume_unit.clone(), kind: raw.kind };
+            let mapped = Mapped {
+                key: key.clone(),
+                assume_unit: raw.assume_unit.clone(),
+                kind: raw.kind,
+                at_least: raw.at_least.clone(),
+            };
             for name in std::iter::once(&raw.ncu).chain(&raw.aliases).chain(&raw.labels) {
                 m.insert(name.clone(), mapped.clone());
             }

@@ -4,7 +4,6 @@
 #![allow(clippy::disallowed_methods)] // the settings layer: the one reader of the environment
 
 use std::io::IsTerminal;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use std::ffi::OsString;
@@ -22,11 +21,19 @@ use crate::gate::Rule;
 use crate::import::RepReader;
 use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
-use crate::patterns::{Pattern, Sizing};
+use crate::patterns::{parse_size, Pattern, Sizing};
 use crate::render::{Format, Style};
 use crate::tools::gpgpusim::SimMode;
 use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
+
+mod env;
+mod gpus;
+mod launcher;
+
+pub(crate) use env::Env;
+pub(crate) use gpus::{parse_picks, GpuPick};
+use launcher::{rank_env_of, split_launcher};
 
 /// What every command shares.
 pub struct Common {
@@ -87,86 +94,6 @@ pub(crate) struct SlurmSettings {
     pub poll: Duration,
 }
 
-/// The environment, read in one place.
-pub(crate) struct Env {
-    pub no_color: bool,
-    /// The width terminal tables fit: `COLUMNS`, else the terminal's, else 100 (not a terminal).
-    pub columns: usize,
-    pub cuda_home: Option<PathBuf>,
-    pub path: Option<std::ffi::OsString>,
-    pub home: Option<PathBuf>,
-    /// `GITHUB_STEP_SUMMARY`: where `check --github` appends its markdown.
-    pub step_summary: Option<PathBuf>,
-    /// `XDG_CACHE_HOME`, else `~/.cache`.
-    pub cache_home: Option<PathBuf>,
-    pub cwd: PathBuf,
-    /// `TMPDIR`, else `/tmp`.
-    pub tmp: PathBuf,
-    /// This coalprof executable (what a Slurm task runs).
-    pub exe: Option<PathBuf>,
-    /// `COALPROF_GPGPUSIM`: GPGPU-Sim's install folder.
-    pub gpgpusim: Option<PathBuf>,
-    /// `CUDA11_HOME`: the CUDA ≤ 11 toolkit for the simulator.
-    pub cuda11: Option<PathBuf>,
-    /// `COALPROF_HOME`, else `XDG_DATA_HOME/coalprof`, else `~/.local/share/coalprof`.
-    pub tool_home: Option<ToolHome>,
-    /// `COALPROF_GPGPUSIM_SRC`: the GPGPU-Sim source `setup sim` builds (archive or folder).
-    pub gpgpusim_src: Option<PathBuf>,
-    /// Whether coalprof runs as root (`setup` then installs system packages with apt-get).
-    pub root: bool,
-}
-
-impl Env {
-    pub(crate) fn read() -> Env {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        Env {
-            no_color: var("NO_COLOR").is_some(),
-            columns: columns(var("COLUMNS").as_deref()),
-            cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")).map(PathBuf::from),
-            path: var("PATH"),
-            home: var("HOME").map(PathBuf::from),
-            step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
-            cache_home: var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache"))),
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            tmp: std::env::temp_dir(),
-            exe: std::env::current_exe().ok(),
-            gpgpusim: var("COALPROF_GPGPUSIM").map(PathBuf::from),
-            cuda11: var("CUDA11_HOME").map(PathBuf::from),
-            tool_home: ToolHome::resolve(
-                var("COALPROF_HOME").map(PathBuf::from),
-                var("XDG_DATA_HOME").map(PathBuf::from),
-                var("HOME").map(PathBuf::from),
-            ),
-            gpgpusim_src: var("COALPROF_GPGPUSIM_SRC").map(PathBuf::from),
-            // SAFETY: geteuid cannot fail and touches no memory.
-            root: unsafe { libc::geteuid() } == 0,
-        }
-    }
-}
-
-/// Tables fit this many columns when neither `COLUMNS` nor a terminal says otherwise.
-const DEFAULT_COLUMNS: usize = 100;
-
-/// The width terminal tables fit: `COLUMNS` (a positive number), else the size of the terminal
-/// stdout is, else [`DEFAULT_COLUMNS`].
-fn columns(var: Option<&std::ffi::OsStr>) -> usize {
-    let given = var.and_then(|v| v.to_str()).and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0);
-    given.or_else(terminal_columns).unwrap_or(DEFAULT_COLUMNS)
-}
-
-/// The columns of the terminal on stdout (`TIOCGWINSZ`), if stdout is one.
-fn terminal_columns() -> Option<usize> {
-    if !std::io::stdout().is_terminal() {
-        return None;
-    }
-    let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
-    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which points at one.
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size as *mut libc::winsize) } == 0;
-    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
-}
-
 pub(crate) struct LinesSettings {
     pub reports: Vec<PathBuf>,
     pub options: crate::lines::Options,
@@ -189,7 +116,7 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
-    const ALL: [Backend; 4] = [Backend::Auto, Backend::Ncu, Backend::Model, Backend::Sim];
+    pub(crate) const ALL: [Backend; 4] = [Backend::Auto, Backend::Ncu, Backend::Model, Backend::Sim];
 
     /// The name `--backend` takes.
     pub(crate) fn name(self) -> &'static str {
@@ -219,123 +146,6 @@ pub(crate) struct RunSettings {
     pub gpus: Option<Vec<GpuPick>>,
     /// `--slurm`: submit the patterns as Slurm tasks.
     pub slurm: Option<SlurmSettings>,
-}
-
-/// One `--gpus` entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum GpuPick {
-    All,
-    Index(u32),
-    Uuid(String),
-}
-
-/// Parse `--gpus`: `all`, or indices and `GPU-…`/`MIG-…` UUIDs.
-pub(crate) fn parse_picks(values: &[String]) -> Result<Vec<GpuPick>> {
-    let picks: Vec<GpuPick> = (values.iter().map(|v| v.trim()))
-        .map(|v| match v {
-            "all" => Ok(GpuPick::All),
-            v if v.starts_with("GPU-") || v.starts_with("MIG-") => Ok(GpuPick::Uuid(v.to_string())),
-            v => v.parse().map(GpuPick::Index).map_err(|_| {
-                Error::usage(format!("`--gpus {v}`: give `all`, nvidia-smi indices (`0,2`) or UUIDs (`GPU-…`)"))
-            }),
-        })
-        .collect::<Result<_>>()?;
-    if picks.len() > 1 && picks.contains(&GpuPick::All) {
-        return Err(Error::usage("`--gpus all` stands alone"));
-    }
-    Ok(picks)
-}
-
-/// One Slurm task's settings (`coalprof task FILE`): the run's, resolved once by `run --slurm`,
-/// narrowed to one pattern and the task's own folder. Written by the engine, read back here, so
-/// a task runs with exactly its run's settings and no flag is spelled twice.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct TaskFile {
-    pub pattern: String,
-    pub variants: Vec<String>,
-    pub backend: String,
-    pub size_bytes: u64,
-    pub arch: Option<String>,
-    pub cache_control: String,
-    pub clock_control: String,
-    pub timeout_s: u64,
-    pub warmup: u32,
-    pub repeats: u32,
-    pub l2_fetch_bytes: u32,
-    /// `functional` or `timing` (files written before the flag existed: functional).
-    #[serde(default = "functional")]
-    pub sim_mode: String,
-    /// The run's `tasks/` folder.
-    pub out: PathBuf,
-    /// The task's name: its folder under `out`.
-    pub run_id: String,
-}
-
-fn functional() -> String {
-    SimMode::Functional.name().into()
-}
-
-impl RunSettings {
-    /// The settings of the task that runs `pattern` into `out/<run_id>`.
-    pub(crate) fn task(&self, pattern: Pattern, out: &Path, run_id: &str) -> TaskFile {
-        let p = &self.profiler;
-        TaskFile {
-            pattern: pattern.name().into(),
-            variants: self.variants.clone(),
-            backend: self.backend.name().into(),
-            size_bytes: self.sizing.bytes,
-            arch: self.arch.clone(),
-            cache_control: p.cache_control.clone(),
-            clock_control: p.clock_control.clone(),
-            timeout_s: p.timeout.as_secs(),
-            warmup: p.warmup,
-            repeats: p.repeats,
-            l2_fetch_bytes: self.l2_fetch_bytes,
-            sim_mode: p.sim_mode.name().into(),
-            out: out.to_path_buf(),
-            run_id: run_id.into(),
-        }
-    }
-}
-
-impl TaskFile {
-    /// Read `path` (exit 3 when it cannot be read or is not a task file).
-    pub(crate) fn read(path: &Path) -> Result<TaskFile> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof task file: {e}")))
-    }
-
-    /// The run settings of the task: one pattern, here (no `--gpus`, no `--slurm`).
-    pub(crate) fn settings(self) -> Result<RunSettings> {
-        let bad = |what: &str| Error::usage(format!("task file: {what}"));
-        let pattern: Pattern = self.pattern.parse().map_err(|_| bad(&format!("no pattern `{}`", self.pattern)))?;
-        let backend = (Backend::ALL.into_iter())
-            .find(|b| b.name() == self.backend)
-            .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
-        let sim_mode = (SimMode::ALL.into_iter())
-            .find(|m| m.name() == self.sim_mode)
-            .ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
-        Ok(RunSettings {
-            patterns: vec![pattern],
-            variants: self.variants,
-            backend,
-            sizing: Sizing { bytes: self.size_bytes },
-            arch: self.arch,
-            profiler: ProfilerSettings {
-                cache_control: self.cache_control,
-                clock_control: self.clock_control,
-                timeout: Duration::from_secs(self.timeout_s),
-                warmup: self.warmup,
-                repeats: self.repeats,
-                sim_mode,
-            },
-            l2_fetch_bytes: self.l2_fetch_bytes,
-            out_base: self.out,
-            run_id: Some(self.run_id),
-            gpus: None,
-            slurm: None,
-        })
-    }
 }
 
 pub(crate) struct ProfileSettings {
@@ -384,6 +194,8 @@ pub(crate) struct PatternsSettings {
 pub(crate) enum Settings {
     Patterns(PatternsSettings),
     Run(RunSettings),
+    /// `task FILE`: one Slurm task, its settings in the file (`engine::task_file`).
+    Task(PathBuf),
     Profile(ProfileSettings),
     Analyze(AnalyzeSettings),
     Lines(LinesSettings),
@@ -486,9 +298,9 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     };
     let out_base = |out: &Option<PathBuf>| crate::measure::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
-        Command::Patterns(a) => {
-            Settings::Patterns(PatternsSettings { sizing: a.size.as_deref().map(parse_size).transpose()? })
-        }
+        Command::Patterns(a) => Settings::Patterns(PatternsSettings {
+            sizing: a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?,
+        }),
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out), global, env)?),
         Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out), env)?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
@@ -520,7 +332,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         }),
         Command::Doctor => Settings::Doctor,
         Command::Setup(a) => Settings::Setup(setup(a, env)?),
-        Command::Task { file } => Settings::Run(TaskFile::read(file)?.settings()?),
+        Command::Task { file } => Settings::Task(file.clone()),
         Command::Completions { shell } => Settings::Completions(*shell),
     };
     Ok((common, settings))
@@ -604,7 +416,7 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
         _ => Sizing::default(),
     };
     let patterns = patterns(&a.patterns)?;
-    let sizing = a.size.as_deref().map(parse_size).transpose()?.unwrap_or(default_size);
+    let sizing = a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?.unwrap_or(default_size);
     // Variant names can depend on the size (the reuse pattern's sequence lengths scale with it).
     let variants = only_variants(&a.variant, &patterns, backend, sizing)?;
     Ok(RunSettings {
@@ -728,56 +540,6 @@ fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSetti
     })
 }
 
-/// Split `srun -n 4 ./app -x` into the launcher and the program with its arguments: at a second
-/// `--` if there is one, else before the first word after the launcher's name that is not an
-/// option and names an executable (a path, or a program on `PATH`).
-fn split_launcher(command: &[OsString], env: &Env) -> Result<(Vec<OsString>, Vec<OsString>)> {
-    let usage = |why: String| {
-        Error::usage(why).with_hint("mark where the program starts with a second `--`: `-- srun -n 4 -- ./app`")
-    };
-    let Some(launcher) = command.first() else { return Err(Error::usage("give the launcher and program after `--`")) };
-    if let Some(at) = command.iter().skip(1).position(|w| w == "--").map(|i| i + 1) {
-        if at + 1 == command.len() {
-            return Err(usage("no program after the launcher's `--`".into()));
-        }
-        return Ok((command[..at].to_vec(), command[at + 1..].to_vec()));
-    }
-    let executable = |w: &OsString| {
-        let p = Path::new(w);
-        let is_exe = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        if p.components().count() > 1 {
-            return is_exe(p);
-        }
-        let dirs = env.path.as_deref().map(|p| std::env::split_paths(p).collect::<Vec<_>>()).unwrap_or_default();
-        dirs.iter().any(|d| is_exe(&d.join(p)))
-    };
-    let at = (1..command.len())
-        .find(|&i| !command[i].to_string_lossy().starts_with('-') && executable(&command[i]))
-        .ok_or_else(|| {
-            usage(format!(
-                "cannot tell where the options of `{}` end and the program begins",
-                launcher.to_string_lossy()
-            ))
-        })?;
-    Ok((command[..at].to_vec(), command[at..].to_vec()))
-}
-
-/// The variable a launcher numbers its ranks by, from its name.
-fn rank_env_of(launcher: &OsString) -> Result<String> {
-    let name = Path::new(launcher).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let var = match name.as_str() {
-        "srun" => "SLURM_PROCID",
-        "mpirun" | "mpiexec" | "orterun" | "prterun" => "OMPI_COMM_WORLD_RANK",
-        "jsrun" => "JSM_NAMESPACE_RANK",
-        "aprun" => "ALPS_APP_PE",
-        _ => {
-            return Err(Error::usage(format!("cannot tell which variable numbers the ranks of `{name}`"))
-                .with_hint("name it with `--rank-env VAR` (`PMI_RANK` for MPICH and Intel MPI)"))
-        }
-    };
-    Ok(var.to_string())
-}
-
 fn lines(a: &crate::cli::LinesArgs, env: &Env) -> Result<LinesSettings> {
     let kernel = a
         .kernel
@@ -826,29 +588,6 @@ fn patterns(c: &PatternChoice) -> Result<Vec<Pattern>> {
         }
     }
     Ok(out)
-}
-
-/// `1G`, `64M`, `512K` (binary multiples, as `GiB`), `1GB` (decimal), or plain bytes.
-pub(crate) fn parse_size(s: &str) -> Result<Sizing> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| Error::usage(format!("`{s}` is not a size (e.g. `1G`, `64M`, `4096`)")))?;
-    let mult: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        "KB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        other => return Err(Error::usage(format!("`{other}` in `{s}` is not a size unit (K, M, G, KB, MB, GB)"))),
-    };
-    let bytes = n
-        .checked_mul(mult)
-        .filter(|&b| b >= 4096)
-        .ok_or_else(|| Error::usage(format!("size `{s}` must be between 4 KiB and 16 EiB")))?;
-    Ok(Sizing { bytes })
 }
 
 /// `coalprof setup`: the tool home, what to install, and what the steps need to know.
@@ -908,88 +647,4 @@ fn analyze(a: &AnalyzeArgs) -> AnalyzeSettings {
 /// The coalprof checkout `cwd` is in (it has `kernels/` and `metrics.toml`), if any.
 pub(crate) fn project_root(cwd: &std::path::Path) -> Option<PathBuf> {
     cwd.ancestors().find(|d| d.join("metrics.toml").is_file() && d.join("kernels").is_dir()).map(PathBuf::from)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tables_fit_columns_else_the_terminal_else_100() {
-        assert_eq!(columns(Some("80".as_ref())), 80);
-        assert_eq!(columns(Some(" 132 ".as_ref())), 132);
-        // Not a number, or 0: the terminal's width, or 100 where stdout is none.
-        let fallback = terminal_columns().unwrap_or(DEFAULT_COLUMNS);
-        assert_eq!(columns(Some("wide".as_ref())), fallback);
-        assert_eq!(columns(Some("0".as_ref())), fallback);
-        assert_eq!(columns(None), fallback);
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("1G").unwrap().bytes, 1 << 30);
-        assert_eq!(parse_size("64M").unwrap().bytes, 64 << 20);
-        assert_eq!(parse_size("1GB").unwrap().bytes, 1_000_000_000);
-        assert_eq!(parse_size("8192").unwrap().bytes, 8192);
-        assert!(parse_size("12").is_err());
-        assert!(parse_size("1T").is_err());
-        assert!(parse_size("x").is_err());
-    }
-
-    #[test]
-    fn a_launcher_ends_at_a_second_double_dash_or_before_the_first_executable() {
-        let dir = tempfile::tempdir().unwrap();
-        let app = dir.path().join("app");
-        std::fs::write(&app, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::write(dir.path().join("data"), "not a program").unwrap();
-        let env = Env { path: Some(dir.path().into()), cwd: dir.path().into(), ..Env::read() };
-        let words = |s: &str| s.split(' ').map(OsString::from).collect::<Vec<_>>();
-        let split = |s: &str| split_launcher(&words(s), &env);
-        // On PATH, after options and their values (`4`, and `data`, which is no program).
-        assert_eq!(split("srun -n 4 -p data app -x").unwrap(), (words("srun -n 4 -p data"), words("app -x")));
-        // A path to an executable.
-        let by_path = format!("mpirun -np 2 {} a", app.display());
-        assert_eq!(split(&by_path).unwrap().1, words(&format!("{} a", app.display())));
-        // A second `--` wins, and is dropped.
-        assert_eq!(split("mpirun --host app -- app b").unwrap(), (words("mpirun --host app"), words("app b")));
-        for bad in ["srun -n 4 ./missing", "srun -n 4 --", "srun"] {
-            let e = split(bad).unwrap_err();
-            assert_eq!(e.exit(), crate::exit::Exit::Usage, "{bad}");
-        }
-        assert!(split("srun -n 4 ./missing").unwrap_err().hint().unwrap().contains("-- srun -n 4 -- ./app"));
-        assert_eq!(rank_env_of(&"/usr/bin/srun".into()).unwrap(), "SLURM_PROCID");
-        assert_eq!(rank_env_of(&"mpiexec".into()).unwrap(), "OMPI_COMM_WORLD_RANK");
-        assert!(rank_env_of(&"charmrun".into()).unwrap_err().hint().unwrap().contains("--rank-env"));
-    }
-
-    /// Every `run` flag a Slurm task needs reaches it through the task file: resolved from the
-    /// command line, written, read back and narrowed to one pattern, the settings are the run's.
-    #[test]
-    fn a_task_file_carries_the_runs_resolved_settings() {
-        use clap::Parser;
-        let dir = tempfile::tempdir().unwrap();
-        let env = Env { cwd: dir.path().into(), exe: Some("/bin/coalprof".into()), ..Env::read() };
-        let line = "coalprof run --pattern stride,gather --backend ncu --size 16M --arch sm_90 --cache-control none \
-                    --clock-control none --timeout 77 --warmup 2 --repeats 5 --l2-fetch 64 --sim-mode timing --slurm --run-id r";
-        let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
-        let Settings::Run(run) = resolve(&cli.global, &cli.command, &env).unwrap().1 else { panic!("not a run") };
-        let file = run.task(Pattern::Gather, &dir.path().join("tasks"), "gather");
-        let path = dir.path().join("gather.json");
-        std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
-        let task = TaskFile::read(&path).unwrap().settings().unwrap();
-        let expected = RunSettings {
-            patterns: vec![Pattern::Gather],
-            out_base: dir.path().join("tasks"),
-            run_id: Some("gather".into()),
-            slurm: None,
-            ..run.clone()
-        };
-        assert_eq!(task, expected);
-        assert_eq!((task.profiler.timeout.as_secs(), task.l2_fetch_bytes, task.sizing.bytes), (77, 64, 16 << 20));
-        assert_eq!(task.profiler.sim_mode, SimMode::Timing);
-        let bad = dir.path().join("bad.json");
-        std::fs::write(&bad, "{}").unwrap();
-        assert_eq!(TaskFile::read(&bad).unwrap_err().exit(), crate::exit::Exit::Input);
-    }
 }

@@ -1,9 +1,11 @@
 //! `coalprof profile -- CMD ARGS…`: the user's own program under ncu, the same table. With no
 //! manifest, amplification is over the bytes the threads asked for (the table says so). With
 //! `--per-rank`, ncu runs under the launcher, one report per rank, and the rows say their rank.
+//! The run folder keeps the reports, `results.json` and `run.json` (one `engine::Record`).
 
 use std::path::PathBuf;
 
+use crate::engine::Record;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
@@ -58,9 +60,10 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let find_ncu = || Ok(ncu.clone());
     let reader = super::reader(common, s.grouping, &find_ncu);
     let mut results = super::read_merged(&reader, &reports)?;
-    results.provenance.backend = "ncu".into();
-    results.provenance.git = common.tools.checkout(&common.cwd);
-    let settings = &mut results.provenance.settings;
+    let mut record = Record::with_provenance("ncu", common, std::mem::take(&mut results.provenance));
+    record.extra.insert("program".into(), s.program.to_string_lossy().into_owned().into());
+    record.extra.insert("args".into(), s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().into());
+    let settings = &mut record.provenance.settings;
     settings.insert("cache_control".into(), s.profiler.cache_control.clone().into());
     settings.insert("clock_control".into(), s.profiler.clock_control.clone().into());
     settings.insert("replay_passes".into(), serde_json::json!(profiled.passes));
@@ -75,6 +78,8 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         }
         settings.insert("ncu_warnings".into(), serde_json::json!(profiled.warnings));
     }
+    results.provenance = record.provenance.clone();
+    record.save(&dir)?;
     results.worst_lines = crate::measure::worst_lines(
         &reports,
         &s.source_root,

@@ -5,15 +5,16 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::engine::Record;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::frame::launches::{Grouping, Launches};
+use crate::frame::launches::Grouping;
 use crate::lines::source::Sources;
 use crate::lines::Options as LineOptions;
-use crate::measure::sim::{demangled, device_name, kernel_records, sim_kernels};
+use crate::measure::sim::{demangled, device_name, kernel_records, kernel_rows, sim_kernels};
 use crate::parse::LaunchRecord;
 use crate::render::render;
-use crate::results::{Provenance, Results, Source};
+use crate::results::{Provenance, Results};
 use crate::settings::{Common, LinesSettings, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::gpgpusim::CONFIG;
@@ -70,34 +71,21 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
             s.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
         ));
     }
-    let catalogue_names = common.catalogue.ncu_names();
-    let mut launches = Launches::new(&catalogue_names, Grouping::PerKernel);
-    for r in records {
-        launches.push(r)?;
-    }
-    let (frame, _) = launches.finish()?;
-    let mut rows = common.derivation.derive(frame)?.into_rows(Source::Simulated)?;
-    let notices = common.derivation.notices_by(&mut rows, Some(&crate::measure::sim::BACKEND));
+    let (mut rows, notices) = kernel_rows(records, &common.catalogue, &common.derivation)?;
     for r in &mut rows {
         r.notes.push(format!(
             "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"
         ));
     }
-    let mut prov = Provenance::new("sim");
+    let mut record = Record::with_provenance("sim", common, Provenance::new("sim"));
+    let prov = &mut record.provenance;
     prov.gpu = Some(device_name());
     prov.compute_capability = Some("7.0".into());
     prov.settings.insert("simulator".into(), sim.version().into());
     prov.settings.insert("config".into(), CONFIG.into());
     prov.settings.insert("sim_mode".into(), s.profiler.sim_mode.name().into());
     prov.inputs = vec![s.source.as_ref().map_or(&program, |src| &src.file).display().to_string()];
-    let mut results = Results::new(prov, rows);
-    results.notices = notices;
-    let mut sources = Sources::new(s.source_root.clone());
-    let opts = LineOptions { kernel: kernel_re.clone(), top: Some(3), ..LineOptions::default() };
-    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, &common.catalogue, &mut sources)?;
-    results.worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
-    let record = json!({
-        "backend": "sim",
+    let facts = json!({
         "simulator": sim.version(),
         "config": CONFIG,
         "program": program,
@@ -106,7 +94,16 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         "args": s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
         "seconds": run.elapsed.as_secs_f64(),
     });
-    dir.write("run.json", format!("{record:#}\n").as_bytes())?;
+    if let serde_json::Value::Object(facts) = facts {
+        record.merge(facts);
+    }
+    let mut results = Results::new(record.provenance.clone(), rows);
+    results.notices = notices;
+    let mut sources = Sources::new(s.source_root.clone());
+    let opts = LineOptions { kernel: kernel_re.clone(), top: Some(3), ..LineOptions::default() };
+    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, &common.catalogue, &mut sources)?;
+    results.worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
+    record.save(&dir)?;
     dir.save_results(&results)?;
     tracing::info!(run = %dir.path.display(), "saved; `coalprof lines {}` names the lines", dir.path.display());
     super::print(&render(&results, common.format, &common.style)?)?;

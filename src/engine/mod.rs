@@ -2,8 +2,8 @@
 //! Slurm cluster) goes through [`drive`], which takes tasks from one queue, merges what each
 //! finished task measured into the run, saves the run folder after every task, and decides
 //! with one policy ([`next_step`]) what a failure means. An [`Executor`] only says *where* and
-//! *how* one task runs: `local` (the model, the simulator, ncu on one GPU), `gpus` (ncu on
-//! each GPU of the node at once), `slurm` (one Slurm job per task).
+//! *how* one task runs: `local` (the model, the simulator), `ncu` (ncu on one GPU, or on each
+//! GPU of `--gpus` at once), `slurm` (one Slurm job per task, its settings in a `task_file`).
 //!
 //! What is deliberately absent here: no process is spawned (executors call `tools/`), nothing is
 //! printed but through `messages`, and no executor saves or merges results itself, so a
@@ -13,6 +13,7 @@ pub(crate) mod local;
 pub(crate) mod ncu;
 pub(crate) mod record;
 pub(crate) mod slurm;
+pub(crate) mod task_file;
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
@@ -133,7 +134,7 @@ struct State {
 /// exit code its failed tasks call for; an error when the run had to stop (Ctrl-C, or no slot
 /// left that can run the rest) — what finished before is saved either way.
 pub(crate) fn drive(exec: &dyn Executor, tasks: Vec<Task>, dir: &RunDir, record: Record) -> Result<(Results, Exit)> {
-    dir.write("run.json", record.run_json().as_bytes())?;
+    record.save(dir)?;
     let slots = exec.slots().max(1);
     let total = tasks.len();
     let mut queue: Vec<(usize, Task)> = tasks.into_iter().enumerate().collect();
@@ -228,7 +229,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, shared: &(Mutex<State>, 
                 let new_facts = !o.record.is_empty();
                 merge(&mut s, index, o);
                 if new_facts {
-                    dir.write("run.json", s.record.run_json().as_bytes())?;
+                    s.record.save(dir)?;
                 }
                 dir.save_results(&s.results)?;
                 match failed {

@@ -1,12 +1,16 @@
 //! What a run records about itself, built once: `results.json`'s provenance and the run
-//! folder's `run.json` are drawn from the same [`Record`], so they cannot disagree.
+//! folder's `run.json` are drawn from the same [`Record`], so they cannot disagree. Every
+//! command that saves a run folder builds one: `run` (every executor), `profile` under ncu and
+//! `profile --backend sim`.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::error::Result;
 use crate::results::Provenance;
 use crate::settings::{Common, RunSettings};
+use crate::store::RunDir;
 
 /// The provenance every row of the run shares, and the facts only `run.json` keeps (the
 /// patterns asked for, timing settings, per-pattern ncu warnings or simulator seconds).
@@ -22,13 +26,25 @@ impl Record {
     /// The facts of every run: the backend, the checkout, the size, the model's L2 fetch and
     /// the patterns; the executor adds its own (`settings` and `extra`).
     pub(crate) fn new(backend: &str, common: &Common, s: &RunSettings) -> Record {
-        let mut provenance = Provenance::new(backend);
-        provenance.git = common.tools.checkout(&common.cwd);
+        let mut record = Record::with_provenance(backend, common, Provenance::new(backend));
+        let provenance = &mut record.provenance;
         provenance.settings.insert("size_bytes".into(), s.sizing.bytes.into());
         provenance.settings.insert("l2_fetch_bytes".into(), s.l2_fetch_bytes.into());
-        let mut extra = Map::new();
-        extra.insert("patterns".into(), s.patterns.iter().map(|p| p.name()).collect::<Vec<_>>().into());
-        Record { provenance, extra, notices: Vec::new() }
+        record.extra.insert("patterns".into(), s.patterns.iter().map(|p| p.name()).collect::<Vec<_>>().into());
+        record
+    }
+
+    /// The facts of every saved run, `backend` and the checkout it was made in, over what is
+    /// already `known` (a read report's GPU, ncu version and inputs; the simulator's device).
+    pub(crate) fn with_provenance(backend: &str, common: &Common, known: Provenance) -> Record {
+        let git = common.tools.checkout(&common.cwd);
+        let provenance = Provenance { backend: backend.into(), git, ..known };
+        Record { provenance, extra: Map::new(), notices: Vec::new() }
+    }
+
+    /// Write `run.json` into the run folder.
+    pub(crate) fn save(&self, dir: &RunDir) -> Result<()> {
+        dir.write("run.json", self.run_json().as_bytes()).map(|_| ())
     }
 
     /// What ncu measures with: its version, the cache and clock control, the timing run's

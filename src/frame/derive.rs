@@ -14,10 +14,10 @@ use std::collections::{BTreeSet, HashMap};
 use polars::prelude::*;
 
 use super::formula::{Formula, Func, Op};
+use super::sanity::Suspect;
 use super::{polars_error, Frame};
 use crate::error::{Error, Result};
 use crate::metrics::{Catalogue, Kind};
-use crate::parse::sanity::Suspect;
 use crate::results::Row;
 
 /// A backend that makes rows itself (GPGPU-Sim), and the raw metrics it measures: any other

@@ -1,4 +1,5 @@
-//! Launch records into the results frame: the catalogue's metrics under their stable keys, as
+//! Launch records into the results frame: each record through the sanity check (`super::sanity`:
+//! broken counters out, named), then the catalogue's metrics under their stable keys, as
 //! totals over the launches a record stands for, fed one record at a time so a report of a
 //! million launches is never held whole; grouped per kernel and launch shape (counters summed,
 //! so every ratio is a ratio of sums, never a mean of per-launch ratios) or kept one row per
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS, RANK};
+use super::sanity::{Sanity, Suspect};
 use super::{polars_error, Frame};
 use crate::error::Result;
 use crate::metrics::{Kind, Mapped};
@@ -57,6 +59,9 @@ pub(crate) struct Launches<'a> {
     record: Vec<Option<f64>>,
     touched: Vec<usize>,
     pub facts: DeviceFacts,
+    /// Every input's records pass the one sanity check here, on their way to rows.
+    sanity: Sanity<'a>,
+    suspects: Vec<Suspect>,
 }
 
 /// What launches are grouped by: process, rank, kernel, grid and block.
@@ -100,12 +105,16 @@ impl<'a> Launches<'a> {
             record: vec![None; keys_len],
             touched: Vec::new(),
             facts: DeviceFacts::default(),
+            sanity: Sanity::new(names),
+            suspects: Vec::new(),
         }
     }
 
-    /// Add one record; `Err(Interrupted)` once Ctrl-C was pressed (a long report stops here).
-    pub(crate) fn push(&mut self, rec: LaunchRecord) -> Result<()> {
+    /// Add one record, its broken counters taken out; `Err(Interrupted)` once Ctrl-C was
+    /// pressed (a long report stops here).
+    pub(crate) fn push(&mut self, mut rec: LaunchRecord) -> Result<()> {
         crate::cancel::check()?;
+        self.suspects.extend(self.sanity.check(&mut rec));
         if self.facts.gpu.is_none() {
             self.facts.gpu = rec.device.clone();
         }
@@ -170,8 +179,9 @@ impl<'a> Launches<'a> {
         self.rows.len() - 1
     }
 
-    /// The whole frame, ratios divided back to their launch-weighted mean.
-    pub(crate) fn finish(self) -> Result<(Frame, DeviceFacts)> {
+    /// The whole frame, ratios divided back to their launch-weighted mean, and the broken
+    /// counters the sanity check took out (for `crate::frame::Derivation::discard`).
+    pub(crate) fn finish(self) -> Result<(Frame, DeviceFacts, Vec<Suspect>)> {
         let rows = &self.rows;
         let dim = |f: fn(&GroupKey) -> Option<[u32; 3]>, i: usize| -> Vec<Option<u32>> {
             rows.iter().map(|r| f(&r.key).map(|d| d[i])).collect()
@@ -196,7 +206,7 @@ impl<'a> Launches<'a> {
             columns.push(Column::new((*k).into(), values.collect::<Vec<_>>()));
         }
         let df = DataFrame::new(columns).map_err(polars_error)?;
-        Ok((Frame(df), self.facts))
+        Ok((Frame(df), self.facts, self.suspects))
     }
 }
 
@@ -262,7 +272,7 @@ mod tests {
         for r in recs {
             launches.push(r).unwrap();
         }
-        let (frame, facts) = launches.finish().unwrap();
+        let (frame, facts, _) = launches.finish().unwrap();
         (frame.into_rows(Source::Measured).unwrap(), facts)
     }
 
@@ -273,8 +283,12 @@ mod tests {
             metrics: vec![(Arc::from("r"), Value::Number { value: v, unit: "sector/request" })],
             ..rec(0, 0.0)
         };
-        let mapped =
-            Mapped { key: "reported_global_load_sectors_per_request".into(), assume_unit: None, kind: Kind::Ratio };
+        let mapped = Mapped {
+            key: "reported_global_load_sectors_per_request".into(),
+            assume_unit: None,
+            kind: Kind::Ratio,
+            at_least: None,
+        };
         let names = HashMap::from([("r".to_string(), mapped)]);
         let (rows, _) = rows(vec![ratio(3, 4.0), ratio(1, 8.0)], &names, Grouping::PerKernel);
         assert_eq!(rows[0].launches, 4);
@@ -283,7 +297,8 @@ mod tests {
 
     #[test]
     fn per_kernel_sums_and_per_launch_keeps_ids() {
-        let mapped = Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter };
+        let mapped =
+            Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter, at_least: None };
         let names = HashMap::from([("s".to_string(), mapped)]);
         let recs = || vec![rec(0, 4.0), rec(1, 6.0)];
         let (r, facts) = rows(recs(), &names, Grouping::PerKernel);
@@ -298,7 +313,8 @@ mod tests {
     #[test]
     fn groups_keep_first_appearance_order_and_absent_metrics_stay_absent() {
         const N: u64 = 10_000;
-        let mapped = Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter };
+        let mapped =
+            Mapped { key: "global_load_sectors".into(), assume_unit: None, kind: Kind::Counter, at_least: None };
         let names = HashMap::from([("s".to_string(), mapped)]);
         let mut recs = Vec::new();
         for i in 0..(3 * N) {

@@ -1,13 +1,14 @@
 //! The data-frame module: the one place polars is used. From the parsed launch records on, the
 //! results table is a polars [`DataFrame`]:
 //!
-//! * [`launches`]: records go in one by one, grouped by kernel and launch shape with their
-//!   counters summed (so every ratio is a ratio of sums), or kept one row per launch;
+//! * [`launches`]: records go in one by one, each through [`sanity`] (broken counters out,
+//!   named), grouped by kernel and launch shape with their counters summed (so every ratio is
+//!   a ratio of sums), or kept one row per launch;
 //! * [`join`]: the launches of a built-in pattern joined to its launch manifest by position and
 //!   verified (kernel, grid, block), then to the variants' launch facts;
 //! * [`derive`]: every derived metric of `metrics.toml`, its formula compiled once and
 //!   evaluated over the frame's columns, for measured and predicted rows alike;
-//! * [`compare`]: measured against predicted, a finding where they differ beyond tolerance.
+//! * [`findings`]: measured against predicted, a finding where they differ beyond tolerance.
 //!
 //! The frame becomes [`Row`]s only at the end, for the exporters and the gate.
 
@@ -18,6 +19,7 @@ pub(crate) mod history;
 pub(crate) mod join;
 pub(crate) mod launches;
 pub mod manifest;
+pub(crate) mod sanity;
 pub(crate) mod side_by_side;
 
 use std::collections::HashSet;

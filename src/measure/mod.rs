@@ -18,7 +18,6 @@ use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest;
 use crate::frame::{Derivation, Frame};
 use crate::import::RepReader;
-use crate::parse::sanity::Sanity;
 
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
@@ -135,14 +134,12 @@ pub(crate) fn measure(
     let device = device_facts(&records);
     let ids: Vec<Option<u64>> = records.iter().map(|r| r.id).collect();
     let names = catalogue.ncu_names();
-    let sanity = Sanity::new(catalogue, &names);
-    let mut suspects = Vec::new();
     let mut launches = Launches::new(&names, Grouping::PerLaunch);
-    for mut r in records {
-        suspects.extend(sanity.check(&mut r));
+    for r in records {
         launches.push(r)?;
     }
-    let joined = launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
+    let (frame, _, suspects) = launches.finish()?;
+    let joined = frame.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
     // The join held, so launch i is entry i: ncu's result IDs name the variants' source lines.
     let variant_of: std::collections::HashMap<u64, String> =
         ids.iter().zip(&entries).filter_map(|(id, e)| Some(((*id)?, e.variant.clone()))).collect();

@@ -175,8 +175,8 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     for r in records {
         launches.push(r)?;
     }
-    let joined =
-        launches.finish()?.0.join_manifest(&entries)?.map_err(|e| Error::input(&manifest_path, e.to_string()))?;
+    let (frame, _, suspects) = launches.finish()?;
+    let joined = frame.join_manifest(&entries)?.map_err(|e| Error::input(&manifest_path, e.to_string()))?;
     let facts: Vec<(String, Metrics)> = plan.iter().map(|v| (v.name.clone(), facts_of(v))).collect();
     let fact_keys: Vec<&str> = s.catalogue.facts.keys().map(String::as_str).collect();
     let simulated = s.derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
@@ -184,7 +184,8 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     s.derivation.apply(&mut predicted)?;
     let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
     let mut rows = against_model_as(simulated, predicted, s.catalogue, Source::Simulated)?;
-    let notices = s.derivation.notices_by(&mut rows, Some(&BACKEND));
+    let mut notices = s.derivation.discard(&mut rows, &suspects);
+    notices.extend(s.derivation.notices_by(&mut rows, Some(&BACKEND)));
     for row in &mut rows {
         if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
             row.params = v.params();
@@ -409,6 +410,25 @@ pub(crate) fn kernel_records(run: &SimRun, catalogue: &Catalogue) -> Vec<LaunchR
     out
 }
 
+/// Rows of the simulator's per-kernel records (`profile --backend sim`): grouped per kernel
+/// through the sanity check, derived, broken counters taken out and named; the notices with them.
+pub(crate) fn kernel_rows(
+    records: Vec<LaunchRecord>,
+    catalogue: &Catalogue,
+    derivation: &Derivation,
+) -> Result<(Vec<Row>, Vec<String>)> {
+    let names = catalogue.ncu_names();
+    let mut launches = Launches::new(&names, Grouping::PerKernel);
+    for r in records {
+        launches.push(r)?;
+    }
+    let (frame, _, suspects) = launches.finish()?;
+    let mut rows = derivation.derive(frame)?.into_rows(Source::Simulated)?;
+    let mut notices = derivation.discard(&mut rows, &suspects);
+    notices.extend(derivation.notices_by(&mut rows, Some(&BACKEND)));
+    Ok((rows, notices))
+}
+
 /// The simulation folder of a run folder `profile --backend sim` saved (its `sim/`), or the
 /// folder itself when it holds the simulator's statistics.
 pub(crate) fn sim_folder(path: &Path) -> Option<std::path::PathBuf> {
@@ -552,5 +572,31 @@ mod tests {
         let plain = derivation.notices(&mut rows());
         assert!(plain.len() == 1 && plain[0].starts_with("not in the input: "), "{plain:?}");
         assert!(plain[0].contains("shared_store_instructions") && plain[0].contains("dram_bytes_read"), "{plain:?}");
+    }
+
+    /// The sanity check runs on simulated rows: a statistics file (as the simulator writes it)
+    /// whose load made fewer sectors than requests gives a row without those counters and a notice.
+    fn sanity_on(stats: &str) -> (Vec<Row>, Vec<String>) {
+        let stats = crate::parse::gpgpusim::parse_inst_stats(stats).unwrap();
+        let r = run(PTX, &stats.iter().map(|s| (s.ptx_line, s.clone())).collect::<Vec<_>>());
+        let c = Catalogue::builtin();
+        kernel_rows(kernel_records(&r, &c), &c, &Derivation::new(&c).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn simulated_rows_pass_the_sanity_check() {
+        // FILE LINE : count latency dram_traffic smem_bk_conflicts smem_warp gmem_access_generated gmem_warp …
+        let (rows, notices) = sanity_on("kernel line : count latency dram_traffic\na.ptx 5 : 128 0 0 0 0 2 4 0 0\n");
+        assert_eq!(rows.len(), 1);
+        assert!(
+            notices.iter().any(|n| n.contains("global_load_sectors 2 is below global_load_requests 4")),
+            "{notices:?}"
+        );
+        assert!(!rows[0].metrics.contains_key("global_load_sectors"), "{:?}", rows[0].metrics);
+        assert!(rows[0].broken.contains_key("global_load_sectors"), "{:?}", rows[0].broken);
+        // The same line with sectors ≥ requests is a row like any other.
+        let (rows, notices) = sanity_on("a.ptx 5 : 128 0 0 0 0 8 4 0 0\n");
+        assert!(notices.iter().all(|n| !n.contains("below")), "{notices:?}");
+        assert_eq!(rows[0].metrics.get("global_load_sectors").copied(), Some(8.0));
     }
 }

@@ -9,7 +9,6 @@ pub mod csv;
 mod diagnose;
 pub mod gpgpusim;
 pub mod ncu_rep;
-pub mod sanity;
 pub mod units;
 
 use std::sync::Arc;

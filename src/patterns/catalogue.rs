@@ -31,6 +31,30 @@ pub struct Sizing {
     pub bytes: u64,
 }
 
+/// `--size`: `1G`, `64M`, `512K` (binary multiples, as `GiB`), `1GB` (decimal), or plain bytes;
+/// the error says what is wrong (the settings make it a usage error).
+pub fn parse_size(s: &str) -> Result<Sizing, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. `1G`, `64M`, `4096`)"))?;
+    let mult: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        other => return Err(format!("`{other}` in `{s}` is not a size unit (K, M, G, KB, MB, GB)")),
+    };
+    let bytes = n
+        .checked_mul(mult)
+        .filter(|&b| b >= 4096)
+        .ok_or_else(|| format!("size `{s}` must be between 4 KiB and 16 EiB"))?;
+    Ok(Sizing { bytes })
+}
+
 impl Default for Sizing {
     fn default() -> Self {
         Sizing { bytes: DEFAULT_SIZE_BYTES }
@@ -307,6 +331,17 @@ fn grid_dim(x: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1G").unwrap().bytes, 1 << 30);
+        assert_eq!(parse_size("64M").unwrap().bytes, 64 << 20);
+        assert_eq!(parse_size("1GB").unwrap().bytes, 1_000_000_000);
+        assert_eq!(parse_size("8192").unwrap().bytes, 8192);
+        assert!(parse_size("12").is_err());
+        assert!(parse_size("1T").is_err());
+        assert!(parse_size("x").is_err());
+    }
 
     #[test]
     fn the_simulator_plan_differs_only_in_the_shared_benchmark_blocks() {

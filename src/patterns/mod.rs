@@ -9,7 +9,7 @@
 mod catalogue;
 mod spec;
 
-pub use catalogue::{sim_variants, variants, Sizing};
+pub use catalogue::{parse_size, sim_variants, variants, Sizing};
 #[cfg(test)]
 pub(crate) use spec::Dtype;
 pub(crate) use spec::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};

@@ -300,6 +300,16 @@ fn the_layer_check_fails_on_a_reversed_edge() {
     assert!(layer_violations(&layers, &g).iter().any(|v| v.starts_with("`newcomer` is in no layer")));
 }
 
+/// The parsers are a leaf: outside `src/parse/` they use only modules that use nothing of the
+/// crate (what a record means, the catalogue, sanity and grouping, is the frame's).
+#[test]
+fn parse_uses_only_leaf_modules() {
+    let g = top_level();
+    let uses = &g["parse"];
+    let not_leaves: Vec<&String> = uses.iter().filter(|m| !g[*m].is_empty()).collect();
+    assert!(not_leaves.is_empty(), "src/parse/ uses {not_leaves:?}, which are not leaf modules");
+}
+
 /// The longest chain of imports among top-level modules (the graph has no cycle).
 fn longest_chain(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     fn from(g: &BTreeMap<String, BTreeSet<String>>, m: &str, memo: &mut BTreeMap<String, Vec<String>>) -> Vec<String> {

@@ -61,9 +61,16 @@ fn fake_ncu_replaying_a_real_report_drives_the_profile_path_end_to_end() {
         args.windows(2).any(|w| w == ["--cache-control", "all"])
             && args.windows(2).any(|w| w == ["--clock-control", "base"])
     );
-    // The run folder holds the report and the results.
+    // The run folder holds the report, the results and run.json, whose provenance is the
+    // results' (one record) plus the program it profiled.
     let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
     assert!(run.join("report.ncu-rep").is_file() && run.join("results.json").is_file());
+    let record = json(&std::fs::read(run.join("run.json")).expect("profile writes run.json"));
+    assert_eq!(record["backend"], "ncu");
+    assert_eq!(record["ncu_version"], v["provenance"]["ncu_version"]);
+    assert_eq!(record["settings"], v["provenance"]["settings"]);
+    assert_eq!(record["program"], "/opt/app");
+    assert_eq!(record["args"][1], "it's \"quoted\"");
 }
 
 #[test]

@@ -302,6 +302,14 @@ fn profile_sim_compiles_a_source_file_itself_from_any_folder() {
     let runs = dir.path().join("profiles");
     let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
     assert!(run.join("walk").is_file() && run.join("run.json").is_file(), "{run:?}");
+    // run.json is the results' provenance (one record) plus what only the run folder keeps.
+    let record = json(&std::fs::read(run.join("run.json")).unwrap());
+    assert_eq!(
+        (&record["backend"], &record["config"]),
+        (&results["provenance"]["backend"], &serde_json::json!("SM7_QV100"))
+    );
+    assert_eq!(record["settings"], results["provenance"]["settings"]);
+    assert!(record["source"].as_str().is_some_and(|s| s.ends_with("walk.cu")), "{record}");
     let lines = json(&coalprof().current_dir(dir.path()).args(["--format", "json", "lines"]).arg(&run).ok_stdout());
     let worst = &lines["rows"][0];
     assert_eq!(worst["path"].as_str(), Some("walk.cu"), "{worst}");

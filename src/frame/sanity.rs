@@ -1,17 +1,19 @@
-//! Counters that cannot be true, caught at the parse boundary for CSV and `.ncu-rep` alike: a
-//! value ncu recorded as NaN or infinite (public reports say ncu 2026.2 does that on B200), and
-//! pairs `metrics.toml` says are ordered (`at_least`: sectors ≥ requests, shared wavefronts ≥
-//! shared instructions) found out of order. Such a value is taken out of the record, so it is
-//! absent rather than trusted, and comes back as a [`Suspect`] the caller attaches to the rows
-//! it lands in (`crate::frame::Derivation::discard`): the rows say why, and a gate rule on it,
-//! or on anything derived from it, fails with that reason.
+//! Counters that cannot be true, caught where records become rows (`super::launches::Launches`
+//! checks every record it is fed), so every input takes the check: CSV, `.ncu-rep`, a measured
+//! run and the simulator's records alike. A value recorded as NaN or infinite (public reports
+//! say ncu 2026.2 does that on B200), and pairs `metrics.toml` says are ordered (`at_least`:
+//! sectors ≥ requests, shared wavefronts ≥ shared instructions) found out of order. Such a value
+//! is taken out of the record, so it is absent rather than trusted, and comes back as a
+//! [`Suspect`] the caller attaches to the rows it lands in (`crate::frame::Derivation::discard`):
+//! the rows say why, and a gate rule on it, or on anything derived from it, fails with that
+//! reason.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{LaunchRecord, Value};
-use crate::metrics::{Catalogue, Mapped};
+use crate::metrics::Mapped;
+use crate::parse::{LaunchRecord, Value};
 
 /// One broken counter of one launch.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +33,7 @@ pub struct Suspect {
 }
 
 /// The catalogue's view the check needs, built once per input.
-pub struct Sanity<'a> {
+pub(crate) struct Sanity<'a> {
     names: &'a HashMap<String, Mapped>,
     /// (key, key it is at least).
     ordered: Vec<(&'a str, &'a str)>,
@@ -43,9 +45,12 @@ pub struct Sanity<'a> {
 }
 
 impl<'a> Sanity<'a> {
-    /// The checks of `catalogue`, reading ncu names through `names`.
-    pub fn new(catalogue: &'a Catalogue, names: &'a HashMap<String, Mapped>) -> Sanity<'a> {
-        let ordered = (catalogue.raw.iter()).filter_map(|(k, r)| Some((k.as_str(), r.at_least.as_deref()?))).collect();
+    /// The checks of the catalogue `names` maps ncu names into (its `at_least` orderings).
+    pub(crate) fn new(names: &'a HashMap<String, Mapped>) -> Sanity<'a> {
+        let mut ordered: Vec<(&str, &str)> =
+            names.values().filter_map(|m| Some((m.key.as_str(), m.at_least.as_deref()?))).collect();
+        ordered.sort_unstable();
+        ordered.dedup();
         Sanity { names, ordered, plan: RefCell::new(Vec::new()) }
     }
 
@@ -70,7 +75,7 @@ impl<'a> Sanity<'a> {
     }
 
     /// Check one record: broken values become `Value::Missing` in it, and are returned.
-    pub fn check(&self, rec: &mut LaunchRecord) -> Vec<Suspect> {
+    pub(crate) fn check(&self, rec: &mut LaunchRecord) -> Vec<Suspect> {
         let mapping = self.mapped(rec);
         let who = |rec: &LaunchRecord| match rec.id {
             Some(id) => format!("launch {id} (`{}`)", rec.kernel),
@@ -146,6 +151,7 @@ fn not_a_number(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Catalogue;
 
     fn rec(values: &[(&str, Value)]) -> LaunchRecord {
         LaunchRecord {
@@ -163,7 +169,7 @@ mod tests {
     fn nan_and_impossible_pairs_are_taken_out_and_named() {
         let c = Catalogue::builtin();
         let names = c.ncu_names();
-        let s = Sanity::new(&c, &names);
+        let s = Sanity::new(&names);
         let mut r = rec(&[
             ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", Value::Missing("nan".into())),
             ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", num(10.0)),
@@ -194,7 +200,7 @@ mod tests {
             ("dram__bytes_read.sum", Value::Missing("-nan(ind)".into())),
             ("launch__grid_size", num(4.0)),
         ]);
-        let found = Sanity::new(&c, &names).check(&mut r);
+        let found = Sanity::new(&names).check(&mut r);
         assert_eq!(found.len(), 2);
         assert!(found.iter().all(|s| s.reason.contains("ncu recorded no values")), "{found:?}");
     }
