@@ -30,6 +30,8 @@ use crate::tools::locate::ToolSearch;
 mod env;
 mod gpus;
 mod launcher;
+mod profile;
+mod setup;
 
 pub(crate) use env::Env;
 pub(crate) use gpus::{parse_picks, GpuPick};
@@ -302,7 +304,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             sizing: a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?,
         }),
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out), global, env)?),
-        Command::Profile(a) => Settings::Profile(profile(a, out_base(&a.out), env)?),
+        Command::Profile(a) => Settings::Profile(profile::settings(a, out_base(&a.out), env)?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
         Command::Lines(a) => Settings::Lines(lines(a, env)?),
         Command::Build(a) => Settings::Build(BuildSettings {
@@ -331,7 +333,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
-        Command::Setup(a) => Settings::Setup(setup(a, env)?),
+        Command::Setup(a) => Settings::Setup(setup::request(a, env)?),
         Command::Task { file } => Settings::Task(file.clone()),
         Command::Completions { shell } => Settings::Completions(*shell),
     };
@@ -480,66 +482,6 @@ fn slurm_settings(a: &RunArgs, global: &Global, env: &Env) -> Result<SlurmSettin
     })
 }
 
-fn profile(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSettings> {
-    if let Some(k) = &a.kernel {
-        regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}")))?;
-    }
-    let (per_rank, command) = match a.per_rank {
-        true => {
-            let (launcher, command) = split_launcher(&a.command, env)?;
-            let rank_env = a.rank_env.clone().map_or_else(|| rank_env_of(&launcher[0]), Ok)?;
-            (Some(PerRank { launcher, rank_env }), command)
-        }
-        false => (None, a.command.clone()),
-    };
-    let simulate = matches!(a.backend, crate::cli::ProfileBackendArg::Sim);
-    let (program, args, source) = match &a.source {
-        Some(file) => {
-            if !simulate {
-                return Err(Error::usage(format!(
-                    "`{}`: a source file is compiled only for `--backend sim`",
-                    file.display()
-                ))
-                .with_hint("under ncu, build the program yourself (with `-lineinfo`) and give it after `--`"));
-            }
-            if file.extension().is_none_or(|e| e != "cu") {
-                return Err(Error::usage(format!("`{}` is not a CUDA source (`.cu`)", file.display()))
-                    .with_hint("give a program to run after `--`: `coalprof profile --backend sim -- ./app ARGS`"));
-            }
-            if !env.cwd.join(file).is_file() {
-                return Err(Error::input(file, "no such file"));
-            }
-            let stem = file.file_stem().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("program"));
-            let source = SimSource { file: env.cwd.join(file), nvcc_args: a.nvcc_args.clone() };
-            (stem, command.clone(), Some(source))
-        }
-        None => {
-            let (program, args) =
-                command.split_first().ok_or_else(|| Error::usage("give the program to profile after `--`"))?;
-            // The simulator runs the program in its own folder: a relative path is made absolute.
-            let program = match Path::new(program) {
-                p if simulate && p.components().count() > 1 => env.cwd.join(p),
-                p => p.to_path_buf(),
-            };
-            (program, args.to_vec(), None)
-        }
-    };
-    Ok(ProfileSettings {
-        simulate,
-        source_root: env.cwd.clone(),
-        kernel: a.kernel.clone(),
-        launch_skip: a.launch_skip,
-        launch_count: a.launch_count,
-        grouping: if a.per_launch { Grouping::PerLaunch } else { Grouping::PerKernel },
-        profiler: profiler(&a.profiler, 0, 1),
-        out_base,
-        program,
-        args,
-        source,
-        per_rank,
-    })
-}
-
 fn lines(a: &crate::cli::LinesArgs, env: &Env) -> Result<LinesSettings> {
     let kernel = a
         .kernel
@@ -588,47 +530,6 @@ fn patterns(c: &PatternChoice) -> Result<Vec<Pattern>> {
         }
     }
     Ok(out)
-}
-
-/// `coalprof setup`: the tool home, what to install, and what the steps need to know.
-fn setup(a: &crate::cli::SetupArgs, env: &Env) -> Result<crate::tools::setup::Request> {
-    use crate::cli::SetupComponent;
-    use crate::tools::setup::Component;
-    let home = env.tool_home.clone().ok_or_else(|| {
-        Error::usage("no tool home: COALPROF_HOME, XDG_DATA_HOME and HOME are all unset")
-            .with_hint("set COALPROF_HOME to the folder `coalprof setup` should install into")
-    })?;
-    let components = Component::ALL
-        .into_iter()
-        .filter(|c| {
-            a.components.iter().any(|&asked| {
-                asked == SetupComponent::All
-                    || matches!(
-                        (asked, c),
-                        (SetupComponent::Cuda, Component::Cuda)
-                            | (SetupComponent::Ncu, Component::Ncu)
-                            | (SetupComponent::Sim, Component::Sim)
-                    )
-            })
-        })
-        .collect();
-    // The vendored simulator source sits beside the checkout (`../shared/vendor/`), as the
-    // checkout's scripts have always found it.
-    let vendor = project_root(&env.cwd)
-        .and_then(|r| r.parent().map(|p| p.join("shared/vendor/gpgpu-sim")))
-        .filter(|d| d.is_dir());
-    Ok(crate::tools::setup::Request {
-        home,
-        components,
-        dry_run: a.dry_run,
-        path: env.path.clone(),
-        root: env.root,
-        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        cuda11_home: env.cuda11.clone(),
-        gpgpusim_src: env.gpgpusim_src.clone(),
-        vendor,
-        user_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
-    })
 }
 
 /// Where built kernels are cached: `kernels/build/` in the checkout, else the user's cache.
