@@ -4,15 +4,15 @@
 #![allow(clippy::disallowed_methods)] // the settings layer: the one reader of the environment
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::build::parse_arch;
 use crate::cli::{
-    AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfileArgs, ProfilerArgs, ReaderArg,
-    RunArgs, SimModeArg,
+    AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfilerArgs, ReaderArg, RunArgs,
+    SimModeArg,
 };
 use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
@@ -35,7 +35,6 @@ mod setup;
 
 pub(crate) use env::Env;
 pub(crate) use gpus::{parse_picks, GpuPick};
-use launcher::{rank_env_of, split_launcher};
 
 /// What every command shares.
 pub struct Common {

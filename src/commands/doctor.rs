@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::exit::Exit;
 use crate::settings::Common;
 use crate::tools::locate::Source;
+use crate::tools::nvcc::Nvcc;
 use crate::tools::ToolError;
 
 /// One line of the report.
@@ -45,7 +46,7 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
         |v: std::result::Result<String, ToolError>| Some(v.unwrap_or_else(|e| format!("version unknown: {e}")));
     let mut checks = Vec::new();
     checks.push(match tools.nvcc() {
-        Ok(f) => Check::found("nvcc", version(tools.nvcc_tool().and_then(|n| n.version())), f.how, &f.path),
+        Ok(f) => Check::found("nvcc", version(Nvcc { path: f.path.clone() }.version()), f.how, &f.path),
         Err(e) => Check::missing("nvcc", &e, "to build kernels: `run` on a GPU, `build`"),
     });
     for (tool, needed_for) in
@@ -60,7 +61,7 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
         );
     }
     checks.push(match tools.ncu() {
-        Ok(f) => Check::found("ncu", version(tools.ncu_tool().and_then(|n| n.version())), f.how, &f.path),
+        Ok(f) => Check::found("ncu", version(tools.ncu_at(f.path.clone()).version()), f.how, &f.path),
         // Only profiling needs ncu: analysis reads reports natively.
         Err(e) => Check::missing("ncu", &e, "only to profile: `run --backend ncu`, `profile`"),
     });

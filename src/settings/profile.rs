@@ -1,7 +1,13 @@
 //! `coalprof profile`'s settings: the program (or the source `--backend sim` builds), its
 //! arguments, and for `--per-rank` the launcher and the variable that numbers its ranks.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use super::launcher::{rank_env_of, split_launcher};
+use super::{profiler, Env, PerRank, ProfileSettings, SimSource};
+use crate::cli::ProfileArgs;
+use crate::error::{Error, Result};
+use crate::frame::launches::Grouping;
 
 pub(super) fn settings(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<ProfileSettings> {
     if let Some(k) = &a.kernel {

@@ -116,22 +116,8 @@ impl GpgpuSim {
     /// configuration's architecture, the shared runtime it replaces, line info for `lines`, and
     /// the user's own arguments (`-I`, `-D`) last. No `-Werror`: the user's code, not ours.
     pub fn build_program(&self, source: &Path, output: &Path, extra: &[String]) -> Result<(), ToolError> {
-        let cmd = Cmd::new(self.cuda.join("bin/nvcc"))
-            .arg(format!("-arch={ARCH}"))
-            .args(["-lineinfo", "-O3"])
-            .args(NVCC_FLAGS.iter().copied())
-            .args(extra.iter().map(String::as_str))
-            .arg("-o")
-            .arg(output)
-            .arg(source)
-            .timeout(Some(Duration::from_secs(600)));
-        let out = run_sync(&cmd, None)?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let diagnostics = format!("{}{}", out.stdout, out.stderr);
-        Err(ToolError::failed(format!("`{}` does not compile for the simulator", source.display()), &cmd, &out)
-            .with_output(diagnostics))
+        let flags: Vec<&str> = NVCC_FLAGS.iter().copied().chain(extra.iter().map(String::as_str)).collect();
+        self.nvcc().compile_source(source, ARCH, output, &flags, "for the simulator")
     }
 
     /// The configuration's folder.

@@ -96,7 +96,12 @@ impl ToolSearch {
     pub fn ncu_tool(&self) -> Result<super::ncu::Ncu, ToolError> {
         let found = self.ncu()?;
         tracing::info!(path = %found.path.display(), how = found.how.describe(), "using ncu");
-        Ok(super::ncu::Ncu { path: found.path, home: self.ncu_home.clone() })
+        Ok(self.ncu_at(found.path))
+    }
+
+    /// The ncu at `path`, run with the writable HOME it deploys its section files into.
+    pub fn ncu_at(&self, path: PathBuf) -> super::ncu::Ncu {
+        super::ncu::Ncu { path, home: self.ncu_home.clone() }
     }
 
     /// The GPUs nvidia-smi lists; an error (exit 4) when there is none.

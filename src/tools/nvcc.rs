@@ -38,14 +38,34 @@ impl Nvcc {
     /// [`Nvcc::compile_cmd`] with `extra` flags after [`FLAGS`] (the simulator's
     /// `-cudart shared -ccbin g++-11`).
     pub fn compile_cmd_with(&self, source: &Path, arch: &str, output: &Path, extra: &[&str]) -> Cmd {
+        self.command(source, arch, output, FLAGS.iter().chain(extra).copied())
+    }
+
+    /// `nvcc -arch=ARCH FLAGS… -o OUTPUT SOURCE`, with exactly `flags`.
+    fn command<'a>(&self, source: &Path, arch: &str, output: &Path, flags: impl IntoIterator<Item = &'a str>) -> Cmd {
         Cmd::new(&self.path)
             .arg(format!("-arch={arch}"))
-            .args(FLAGS.iter().copied())
-            .args(extra.iter().copied())
+            .args(flags)
             .arg("-o")
             .arg(output)
             .arg(source)
             .timeout(Some(Duration::from_secs(600)))
+    }
+
+    /// Compile a user's own source (`profile --backend sim FILE.cu`): line info and
+    /// optimisation as for the patterns, but no `-Werror` (their code, not ours), then `extra`
+    /// (the simulator's runtime flags, the user's `-I`/`-D`). `what` ends the failure's first
+    /// line (`for the simulator`).
+    pub fn compile_source(
+        &self,
+        source: &Path,
+        arch: &str,
+        output: &Path,
+        extra: &[&str],
+        what: &str,
+    ) -> Result<(), ToolError> {
+        let c = self.command(source, arch, output, ["-lineinfo", "-O3"].into_iter().chain(extra.iter().copied()));
+        checked(&c, &run_sync(&c, None)?, &format!("`{}` does not compile {what}", source.display()))
     }
 
     /// Compile; a failure names the file and carries nvcc's diagnostics.
@@ -62,12 +82,14 @@ impl Nvcc {
         extra: &[&str],
     ) -> Result<(), ToolError> {
         let c = self.compile_cmd_with(source, arch, output, extra);
-        let out = run(&c, None).await?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let diagnostics = format!("{}{}", out.stdout, out.stderr);
-        Err(ToolError::failed(format!("`{}` does not compile for {arch}", source.display()), &c, &out)
-            .with_output(diagnostics))
+        checked(&c, &run(&c, None).await?, &format!("`{}` does not compile for {arch}", source.display()))
     }
+}
+
+/// A compile that failed is `what`, with nvcc's diagnostics (it prints them on stdout too).
+fn checked(c: &Cmd, out: &super::process::Captured, what: &str) -> Result<(), ToolError> {
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(ToolError::failed(what, c, out).with_output(format!("{}{}", out.stdout, out.stderr)))
 }

@@ -34,25 +34,16 @@ fn embedded(dir: &std::path::Path, out: &mut BTreeSet<String>) {
             if lit.contains("OUT_DIR") || arg.trim_start().starts_with("concat!") {
                 continue;
             }
+            // Canonical: `../../kernels/x.cu` names the file the crate must hold. A file that
+            // does not exist is named as written, so the comparison below reports it.
             let file = p.parent().unwrap().join(lit);
-            let file = std::path::absolute(&file).unwrap();
-            let rel = normalize(&file).strip_prefix(root()).unwrap().to_string_lossy().into_owned();
+            let rel = match file.canonicalize() {
+                Ok(f) => f.strip_prefix(root().canonicalize().unwrap()).unwrap().to_string_lossy().into_owned(),
+                Err(_) => file.to_string_lossy().into_owned(),
+            };
             out.insert(rel);
         }
     }
-}
-
-fn normalize(p: &std::path::Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[test]
