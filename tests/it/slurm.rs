@@ -61,7 +61,8 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     eprintln!("{test}: {} tasks through Slurm in {:.1} s", local["rows"].as_array().unwrap().len(), took.as_secs_f64());
-    assert!(err.contains("of 9 tasks"), "progress from squeue: {err}");
+    let tasks = format!("of {} tasks", coalprof::patterns::Pattern::ALL.len());
+    assert!(err.contains(&tasks), "progress from squeue: {err}");
     let merged = json(&out.stdout);
     assert_eq!(rows_without_placement(&merged), rows_without_placement(&local), "the same rows as a local run");
     for r in merged["rows"].as_array().unwrap() {
