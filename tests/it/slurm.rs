@@ -61,8 +61,8 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     eprintln!("{test}: {} tasks through Slurm in {:.1} s", local["rows"].as_array().unwrap().len(), took.as_secs_f64());
-    let tasks = format!("of {} tasks", coalprof::patterns::Pattern::ALL.len());
-    assert!(err.contains(&tasks), "progress from squeue: {err}");
+    let patterns = coalprof::patterns::Pattern::ALL.len();
+    assert!(err.contains(&format!("of {patterns} tasks")), "progress from squeue: {err}");
     let merged = json(&out.stdout);
     assert_eq!(rows_without_placement(&merged), rows_without_placement(&local), "the same rows as a local run");
     for r in merged["rows"].as_array().unwrap() {
@@ -70,7 +70,7 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
         assert!(r["placement"]["node"].as_str().is_some_and(|n| !n.is_empty()), "{r}");
     }
     let tasks = merged["provenance"]["settings"]["slurm"]["tasks"].as_object().unwrap();
-    assert_eq!(tasks.len(), 9);
+    assert_eq!(tasks.len(), patterns);
     assert!(tasks.values().all(|t| t["state"] == "COMPLETED" && t["exit_code"] == "0:0"), "{tasks:?}");
 
     // The merged run folder: the tasks' scripts and logs, their runs, one results.json that
