@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::compare::{render, shown, Comparison, Input};
+use crate::compare::{shown, Comparison, Input};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::side_by_side::side_by_side;
@@ -39,7 +39,7 @@ pub(crate) fn run(common: &Common, s: &CompareSettings) -> Result<Exit> {
     let matched = side_by_side(&rows, s.match_by)?;
     let shown = shown(&matched, &s.metrics, &common.style.columns);
     let comparison = Comparison { inputs, rows: matched, shown };
-    super::print(&render(&comparison, common.format, &common.style)?)?;
+    super::print(&crate::render::render_compare(&comparison, common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }
 

@@ -1,16 +1,10 @@
 //! `coalprof compare`: several runs or reports side by side, one column group per input (the
 //! first is the reference), matched by key in the frame (`frame::side_by_side`). This module is
-//! the comparison's own shape and its renderers, as `gate/` is for check results: the JSON
-//! contract in [`json`], the human formats over one grid in [`grid`].
+//! the comparison's own shape, as `gate/` is for check results; `render/compare/` writes it in
+//! every format.
 
-mod csv;
-mod grid;
-mod html;
-mod json;
-
-use crate::error::Result;
 use crate::frame::side_by_side::Matched;
-use crate::render::{Column, Format, Style};
+use crate::metrics::Column;
 
 /// One column group: an input (or the rows of one GPU of it).
 #[derive(Debug, Clone, PartialEq)]
@@ -40,16 +34,4 @@ pub(crate) fn shown(rows: &[Matched], keys: &[String], columns: &[Column]) -> Ve
     (keys.iter().filter(|k| has(k)))
         .map(|k| columns.iter().find(|c| c.key == *k).cloned().unwrap_or_else(|| Column::plain(k)))
         .collect()
-}
-
-/// Render `c` in `format`.
-pub(crate) fn render(c: &Comparison, format: Format, style: &Style) -> Result<String> {
-    match format {
-        Format::Json => json::render(c),
-        Format::Csv => csv::render(c),
-        Format::Markdown => Ok(grid::markdown(c)),
-        Format::Table => Ok(grid::table(c, style)),
-        Format::Html => Ok(html::page(c, style)),
-        other => Err(other.unsupported("compare")),
-    }
 }

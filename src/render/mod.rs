@@ -3,6 +3,7 @@
 
 mod benchmark;
 mod columns;
+mod compare;
 mod csv;
 pub(crate) mod fit;
 pub(crate) mod history;
@@ -185,5 +186,17 @@ pub(crate) fn render_history(h: &crate::frame::history::History, format: Format,
         Format::Svg => Ok(history::svg(h, style)),
         Format::Html => Ok(html::history(h, style)),
         other => Err(other.unsupported("history")),
+    }
+}
+
+/// Render `coalprof compare` in `format`.
+pub(crate) fn render_compare(c: &crate::compare::Comparison, format: Format, style: &Style) -> Result<String> {
+    match format {
+        Format::Json => compare::json::render(c),
+        Format::Csv => compare::csv::render(c),
+        Format::Markdown => Ok(compare::grid::markdown(c)),
+        Format::Table => Ok(compare::grid::table(c, style)),
+        Format::Html => Ok(compare::html::page(c, style)),
+        other => Err(other.unsupported("compare")),
     }
 }

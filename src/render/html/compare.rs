@@ -3,8 +3,8 @@
 //! reference, as in the terminal, and each change is marked better or worse by the metric's
 //! direction in `metrics.toml` (a worse one is a regression).
 //!
-//! `compare/` builds the model below from its own grid (it owns the cell texts); this file
-//! only lays it out.
+//! `render/compare/html.rs` builds the model below from the grid (which owns the cell texts);
+//! this file only lays it out.
 
 use maud::html;
 

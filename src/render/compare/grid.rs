@@ -4,7 +4,7 @@
 //! it, `(=)` when unchanged. A row some input lacks says which inputs have it; a row paired by
 //! base name only is marked `†`, with a footnote naming each side's kernel.
 
-use super::Comparison;
+use crate::compare::Comparison;
 use crate::frame::side_by_side::Matched;
 use crate::render::fit::{self, Col, Cut};
 use crate::render::Style;
@@ -15,7 +15,7 @@ use crate::text::{cut_middle, markdown as esc, visible, wrap};
 pub(super) const BASE_NAME_MARK: &str = "†";
 
 /// The rows grouped by pattern, in first-seen order.
-pub(super) fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
+pub(crate) fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
     let mut out: Vec<(Option<&str>, Vec<&Matched>)> = Vec::new();
     for r in &c.rows {
         let p = r.pattern.as_deref();
@@ -28,7 +28,7 @@ pub(super) fn groups(c: &Comparison) -> Vec<(Option<&str>, Vec<&Matched>)> {
 }
 
 /// The row's name, with the inputs that have it when some do not.
-pub(super) fn name(c: &Comparison, r: &Matched) -> String {
+pub(crate) fn name(c: &Comparison, r: &Matched) -> String {
     let base = match (&r.pattern, &r.variant) {
         (Some(_), Some(v)) => v.clone(),
         _ => r.name.clone(),
@@ -46,7 +46,7 @@ pub(super) fn name(c: &Comparison, r: &Matched) -> String {
 /// The footnote of a row paired by base name: `† cub::DeviceScanKernel: matched by base name
 /// (…): A: cub::DeviceScanKernel<Policy600>; B: cub::DeviceScanKernel<Policy900, float>`, each
 /// kernel as matched (no parameters), cut in the middle to `max` characters.
-pub(super) fn base_name_note(c: &Comparison, r: &Matched, max: usize) -> Option<String> {
+pub(crate) fn base_name_note(c: &Comparison, r: &Matched, max: usize) -> Option<String> {
     if !r.by_base_name.iter().any(|b| *b) {
         return None;
     }
@@ -62,7 +62,7 @@ pub(super) fn base_name_note(c: &Comparison, r: &Matched, max: usize) -> Option<
     ))
 }
 
-pub(super) fn cell(r: &Matched, i: usize, s: &Column) -> String {
+pub(crate) fn cell(r: &Matched, i: usize, s: &Column) -> String {
     let Some(v) = r.values[i].as_ref().and_then(|m| m.get(&s.key)) else { return "–".into() };
     let value = s.format.show(*v);
     if i == 0 {
@@ -123,7 +123,7 @@ fn title(c: &Comparison) -> String {
 }
 
 /// Markdown a reviewer pastes: the inputs, then one table per pattern.
-pub(super) fn markdown(c: &Comparison) -> String {
+pub(crate) fn markdown(c: &Comparison) -> String {
     let mut out = format!("# coalprof compare: {}\n\n", esc(&title(c)));
     out.push_str("| | label | GPU | arch | input |\n|:--|:--|:--|:--|:--|\n");
     for (n, i) in c.inputs.iter().enumerate() {
@@ -173,7 +173,7 @@ pub(super) fn markdown(c: &Comparison) -> String {
 /// the width: the launch shapes go first, then the shown metrics from the right (each input's
 /// column of one metric together), those that change between the inputs last; the first
 /// metric stays.
-pub(super) fn table(c: &Comparison, style: &Style) -> String {
+pub(crate) fn table(c: &Comparison, style: &Style) -> String {
     let width = style.width;
     let mut out = wrap(&visible(&title(c)), width, "", "  ");
     for (n, i) in c.inputs.iter().enumerate() {

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use super::Comparison;
+use crate::compare::Comparison;
 use crate::error::{Error, Result};
 use crate::text::visible;
 
-pub(super) fn render(c: &Comparison) -> Result<String> {
+pub(crate) fn render(c: &Comparison) -> Result<String> {
     let err = |e: csv::Error| Error::encoding("CSV", e);
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = ["key", "pattern", "variant", "kernel", "metric"].map(String::from).to_vec();

@@ -2,12 +2,12 @@
 //! better or worse by the metric's direction, laid out by `render::html`.
 
 use super::grid::{base_name_note, cell, groups, name};
-use super::Comparison;
+use crate::compare::Comparison;
 use crate::gate::Direction;
 use crate::render::html::{compare, Change, CompareCell, CompareGroup, CompareInput, CompareRow};
 use crate::render::Style;
 
-pub(super) fn page(c: &Comparison, style: &Style) -> String {
+pub(crate) fn page(c: &Comparison, style: &Style) -> String {
     let inputs: Vec<CompareInput> = (c.inputs.iter())
         .map(|i| CompareInput {
             label: i.label.clone(),

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::Comparison;
+use crate::compare::Comparison;
 use crate::error::{Error, Result};
 use crate::results::Metrics;
 
@@ -45,7 +45,7 @@ struct RowDoc<'a> {
     matched_by_base_name: bool,
 }
 
-pub(super) fn render(c: &Comparison) -> Result<String> {
+pub(crate) fn render(c: &Comparison) -> Result<String> {
     let doc = Doc {
         schema: SCHEMA,
         inputs: (c.inputs.iter())
