@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::gate::identity::identify;
-use crate::gate::{evaluate, github, junit, markdown, table, Baseline, Report};
+use crate::gate::{evaluate, Baseline, Report};
 use crate::lines::LineReport;
-use crate::render::Format;
+use crate::render::gate::{github, junit, markdown};
+use crate::render::{Format, Style};
 use crate::results::{is_line_metric, Results};
 pub use crate::settings::CheckSettings;
 use crate::settings::{CheckCommand, Common};
@@ -55,19 +56,12 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     }
     let needs = needs(&c.check.rules, common);
     let (out, log) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
-    let printed = match common.format {
-        Format::Html => {
-            // A check of one source line shows its code, from the same line reports.
-            let code: HashMap<String, String> = (reports.iter().flatten())
-                .flat_map(|r| &r.rows)
-                .filter_map(|row| Some((crate::lines::gate::row_key(row)?, row.source.clone()?)))
-                .collect();
-            return run_printing(&c.check, &inputs, Printed::Html(&|key| code.get(key).cloned()), &needs, out, log);
-        }
-        Format::Json => Printed::Json,
-        _ => Printed::Table,
-    };
-    run_printing(&c.check, &inputs, printed, &needs, out, log)
+    // A check of one source line shows its code on the HTML page, from the same line reports.
+    let code: Code = (reports.iter().flatten())
+        .flat_map(|r| &r.rows)
+        .filter_map(|row| Some((crate::lines::gate::row_key(row)?, row.source.clone()?)))
+        .collect();
+    run_printing(&c.check, &inputs, common.format, code, &needs, out, log)
 }
 
 /// The raw counters behind each metric `rules` name, with their ncu names (see [`Needs`]).
@@ -88,13 +82,8 @@ pub(crate) fn wants_fill(rules: &[crate::gate::Rule]) -> bool {
     rules.iter().any(|r| crate::lines::gate::fillable().any(|k| r.matches_metric(k)))
 }
 
-/// What `check` prints on stdout: the verdict table, the checks as JSON, or the HTML page
-/// (given each source line's code by its row key).
-pub(crate) enum Printed<'a> {
-    Table,
-    Json,
-    Html(&'a dyn Fn(&str) -> Option<String>),
-}
+/// Each source line's code by its row key (`kernel @ file:line`), for the HTML page.
+type Code = BTreeMap<String, String>;
 
 /// Whether a rule could check a per-line metric: only then are `.ncu-rep` inputs read per line.
 pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metrics::Catalogue) -> bool {
@@ -161,17 +150,19 @@ pub fn run(
     out: &mut dyn Write,
     log: &mut dyn Write,
 ) -> Result<Exit, Error> {
-    let printed = if json { Printed::Json } else { Printed::Table };
-    run_printing(settings, inputs, printed, &Needs::new(), out, log)
+    let format = if json { Format::Json } else { Format::Table };
+    run_printing(settings, inputs, format, Code::new(), &Needs::new(), out, log)
 }
 
-/// [`run`], printing `printed` on stdout; `needs` says what a skipped metric is made of.
+/// [`run`], printing the verdicts in `format` on stdout (any but JSON and HTML: the table), the
+/// HTML page with each line's `code`; `needs` says what a skipped metric is made of.
 /// Where every check was skipped, a warning says so and why: nothing was compared, so the
 /// gate does not read as passed (the exit code stays 0: no rule failed).
 pub(crate) fn run_printing(
     settings: &CheckSettings,
     inputs: &[Results],
-    printed: Printed<'_>,
+    format: Format,
+    code: Code,
     needs: &Needs,
     out: &mut dyn Write,
     log: &mut dyn Write,
@@ -182,15 +173,12 @@ pub(crate) fn run_printing(
         crate::messages::warning(&why);
         report.nothing_checked = Some(why);
     }
+    report.code = code;
     let mut errors = Vec::new();
-    let text = match printed {
-        Printed::Json => serde_json::to_string_pretty(&report).map_err(|e| Error::encoding("JSON", e))? + "\n",
-        // Beside annotations, the table is fenced: nothing in it can be read as a workflow command.
-        Printed::Table if settings.github => github::fenced(&table::render(&report, settings.color, settings.width)),
-        Printed::Table => table::render(&report, settings.color, settings.width),
-        Printed::Html(code) => crate::render::html::check(&report, code),
-    };
-    let json = !matches!(printed, Printed::Table);
+    let text = crate::render::render_check(&report, format, &Style::plain(settings.color, settings.width))?;
+    let json = matches!(format, Format::Json | Format::Html);
+    // Beside annotations, the table is fenced: nothing in it can be read as a workflow command.
+    let text = if settings.github && !json { github::fenced(&text) } else { text };
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         errors.push(Error::write("<stdout>", e));
     }

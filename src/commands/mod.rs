@@ -67,9 +67,7 @@ pub(crate) fn print(text: &str) -> Result<()> {
 fn write_sarif(
     path: &std::path::Path,
     report: &crate::lines::LineReport,
-    level: crate::lines::sarif::Level,
+    level: crate::render::lines::sarif::Level,
 ) -> Result<()> {
-    let log = crate::lines::sarif::sarif(report, level);
-    let text = serde_json::to_string_pretty(&log).map_err(|e| Error::encoding("SARIF", e))?;
-    crate::store::write_output(path, (text + "\n").as_bytes())
+    crate::store::write_output(path, crate::render::lines::sarif::render(report, level)?.as_bytes())
 }

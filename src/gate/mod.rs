@@ -1,17 +1,13 @@
-//! The PR gate: rules from `metrics.toml`, an optional checked-in baseline, one list of check
-//! results, and the renderers that turn that list into a terminal table, JUnit XML, GitHub
-//! annotations and a step-summary markdown.
+//! The PR gate: rules from `metrics.toml`, an optional checked-in baseline, and one list of
+//! check results (`Report`). `render/gate/` turns that list into a terminal table, JUnit XML,
+//! GitHub annotations and a step-summary markdown; `render::render_check` chooses.
 //!
 //! Evaluation is a pure function over files, so CPU CI exercises the whole gate on fixtures; the
 //! exit code is decided by `commands::check` only after every output is written.
 
 pub(crate) mod baseline;
-pub(crate) mod github;
 pub(crate) mod identity;
-pub(crate) mod junit;
-pub(crate) mod markdown;
 pub(crate) mod rules;
-pub(crate) mod table;
 pub(crate) mod verdict;
 
 pub(crate) use baseline::Baseline;

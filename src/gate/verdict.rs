@@ -130,6 +130,10 @@ pub(crate) struct Report {
     /// it), set by the command that knows the catalogue. Such a check is no pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nothing_checked: Option<String>,
+    /// Each checked source line's code by its row key (`kernel @ file:line`), where a line
+    /// report has it (the HTML page shows it); set by the command that read the line reports.
+    #[serde(skip)]
+    pub code: std::collections::BTreeMap<String, String>,
 }
 
 impl Report {
@@ -265,6 +269,7 @@ pub(crate) fn evaluate(rules: &[Rule], inputs: &[Results], baseline: Option<&Bas
         matched_rows,
         has_baseline: baseline.is_some(),
         nothing_checked: None,
+        code: Default::default(),
     }
 }
 

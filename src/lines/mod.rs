@@ -9,10 +9,9 @@
 
 pub(crate) mod aggregate;
 pub mod cubin;
-mod diagnose;
+pub(crate) mod diagnose;
 pub(crate) mod gate;
 pub mod instructions;
-pub mod sarif;
 pub(crate) mod sim;
 pub mod source;
 

@@ -6,6 +6,7 @@ mod columns;
 mod compare;
 mod csv;
 pub(crate) mod fit;
+pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod html;
 mod json;
@@ -20,6 +21,8 @@ use crate::metrics::Catalogue;
 use crate::results::Results;
 
 pub(crate) use columns::{Column, Fmt};
+/// SARIF of a line report, public for the schema test (`--sarif` writes it).
+pub use lines::sarif::sarif;
 pub(crate) use plot::{plot_files, plots};
 
 /// Output formats (`--format`).
@@ -92,6 +95,12 @@ impl Style {
             .filter_map(|c| Some((c.key.clone(), catalogue.unit(&c.key)?.to_string())))
             .collect();
         Style { color, columns: catalogue.columns.clone(), directions: catalogue.directions(), units, width: None }
+    }
+
+    /// A style without the catalogue (its columns, directions and units are empty): colour
+    /// and width, all the verdict table uses.
+    pub(crate) fn plain(color: bool, width: Option<usize>) -> Style {
+        Style { color, columns: Vec::new(), directions: Default::default(), units: Default::default(), width }
     }
 
     /// The same style, fitting terminal tables to `width` characters (`None`: no limit).
@@ -198,5 +207,18 @@ pub(crate) fn render_compare(c: &crate::compare::Comparison, format: Format, sty
         Format::Table => Ok(compare::grid::table(c, style)),
         Format::Html => Ok(compare::html::page(c, style)),
         other => Err(other.unsupported("compare")),
+    }
+}
+
+/// Render `coalprof check`'s verdicts in `format`: every check as JSON, the HTML page, or (any
+/// other format) the verdict table. The CI outputs beside it are `gate::{junit, github,
+/// markdown}`'s.
+pub(crate) fn render_check(report: &crate::gate::Report, format: Format, style: &Style) -> Result<String> {
+    match format {
+        Format::Json => {
+            Ok(serde_json::to_string_pretty(report).map_err(|e| crate::error::Error::encoding("JSON", e))? + "\n")
+        }
+        Format::Html => Ok(html::check(report)),
+        _ => Ok(gate::table::render(report, style.color, style.width)),
     }
 }

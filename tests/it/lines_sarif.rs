@@ -8,8 +8,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use coalprof::lines::source::Sources;
-use coalprof::lines::{build, sarif::sarif, By, Options};
+use coalprof::lines::{build, By, Options};
 use coalprof::parse::{LaunchRecord, SourceCounters};
+use coalprof::render::sarif;
 use coalprof::tools::nvdisasm::Nvdisasm;
 use serde_json::Value;
 

@@ -8,8 +8,8 @@ use super::page;
 use crate::gate::rules::fmt_num;
 use crate::gate::{Report, Verdict};
 
-/// The check page; `code` gives a source line's code by its row key (`kernel @ file:line`).
-pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> String {
+/// The check page; a check of one source line shows its code where the report has it.
+pub(crate) fn check(report: &Report) -> String {
     let sorted = report.sorted();
     let facts: Vec<String> = (report.environments.iter())
         .map(|e| {
@@ -35,7 +35,7 @@ pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> S
                     tr.(c.verdict.as_str()) data-verdict=(c.verdict.as_str()) data-row=(c.row) data-metric=(c.metric) {
                         td { span.tag.(c.verdict.as_str()) { (c.verdict.as_str()) } }
                         td { (c.arch) }
-                        td title=(c.row) { code { (crate::gate::table::short_row(&c.row)) } }
+                        td title=(c.row) { code { (crate::render::gate::table::short_row(&c.row)) } }
                         td { code { (c.metric) } }
                         (super::num(c.baseline, &n(c.baseline), None))
                         (super::num(c.current, &n(c.current), (c.verdict == Verdict::Fail).then_some("bad")))
@@ -46,7 +46,7 @@ pub(crate) fn check(report: &Report, code: &dyn Fn(&str) -> Option<String>) -> S
                         } }
                         td { @if let Some(l) = line {
                             code { (l) }
-                            @if let Some(text) = code(&c.row) { br; code.src { (text) } }
+                            @if let Some(text) = report.code.get(&c.row) { br; code.src { (text) } }
                         } }
                         td { (c.message) }
                     }

@@ -1,10 +1,11 @@
 //! Exporters of `coalprof lines`: one file per format behind one small trait, as for the
 //! results table. Every format renders the same [`LineReport`]; table, markdown and CSV share
-//! the column model below.
+//! the column model below. SARIF ([`sarif`]), the file `--sarif` writes, renders it too.
 
 pub(crate) mod csv;
 pub(crate) mod json;
 pub(crate) mod markdown;
+pub(crate) mod sarif;
 pub(crate) mod table;
 
 use super::columns::thousands;

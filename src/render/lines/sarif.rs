@@ -11,15 +11,22 @@
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::diagnose::Waste;
-use super::{LineReport, LineRow};
+use crate::error::{Error, Result};
+use crate::lines::diagnose::Waste;
+use crate::lines::{LineReport, LineRow};
 use crate::results::thousands;
 
 /// GitHub keeps only the top 5,000 results of a run.
-pub const MAX_RESULTS: usize = 5000;
+pub(crate) const MAX_RESULTS: usize = 5000;
 
 /// The SARIF level of a finding: `error` where a gate rule fails it, else `warning`.
-pub type Level<'a> = &'a dyn Fn(&LineRow) -> &'static str;
+pub(crate) type Level<'a> = &'a dyn Fn(&LineRow) -> &'static str;
+
+/// The SARIF log of `report`'s findings as text (`--sarif FILE` of `lines` and `check`).
+pub(crate) fn render(report: &LineReport, level: Level) -> Result<String> {
+    let text = serde_json::to_string_pretty(&sarif(report, level)).map_err(|e| Error::encoding("SARIF", e))?;
+    Ok(text + "\n")
+}
 
 /// The SARIF log of `report`'s findings (rows with a waste and a source line).
 pub fn sarif(report: &LineReport, level: Level) -> Value {
