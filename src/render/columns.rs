@@ -31,6 +31,40 @@ impl Fmt {
     }
 }
 
+/// How a value reads for people: beside its ideal, or beside a reference. The terminal table
+/// colours it (`fit.rs` alone maps it to a terminal colour), the HTML pages give it a class.
+/// Not a gate rule's severity (`gate::rules::Severity`: whether a violation fails or warns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Severity {
+    Good,
+    Warn,
+    Bad,
+}
+
+impl Severity {
+    /// The HTML pages' class (`page.css`).
+    pub(crate) fn class(self) -> &'static str {
+        match self {
+            Severity::Good => "good",
+            Severity::Warn => "warn",
+            Severity::Bad => "bad",
+        }
+    }
+}
+
+/// A value far from its ideal is bad beyond twice the ideal, a warning above it (the columns
+/// whose metric names an `ideal` in the catalogue: lower is better for them).
+pub(super) fn severity(r: &Row, c: &Column) -> Option<Severity> {
+    let (v, ideal) = (r.metric(&c.key)?, r.metric(c.ideal.as_deref()?)?);
+    if v > 2.0 * ideal {
+        Some(Severity::Bad)
+    } else if v > ideal * 1.05 {
+        Some(Severity::Warn)
+    } else {
+        Some(Severity::Good)
+    }
+}
+
 /// One cell: the value, with the prediction beside it on measured rows that have one.
 pub(super) fn cell(r: &Row, c: &Column) -> String {
     let measured = r.metric(&c.key).map(|v| c.format.show(v));

@@ -7,6 +7,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, Table};
 
+use super::columns::Severity;
 use crate::text::{cut_end, cut_middle, elide_left, visible, width as text_width};
 
 /// How a flexible column's cells are cut to its width.
@@ -25,8 +26,8 @@ pub(crate) enum Cut {
 pub(crate) struct Col {
     /// The header (`\n` between its lines).
     pub header: String,
-    /// One cell per row, with its colour.
-    pub cells: Vec<(String, Option<Color>)>,
+    /// One cell per row, with how it reads (coloured where colour is asked for).
+    pub cells: Vec<(String, Option<Severity>)>,
     pub right: bool,
     /// When it is hidden: columns of the lowest number go first (several may share one and go
     /// together); `None` never goes.
@@ -197,12 +198,21 @@ pub(crate) fn table(mut cols: Vec<Col>, width: Option<usize>, color: bool) -> Fi
                 cell = cell.set_alignment(CellAlignment::Right);
             }
             match colour {
-                Some(colour) if color => cell.fg(colour),
+                Some(s) if color => cell.fg(terminal_colour(s)),
                 _ => cell,
             }
         }));
     }
     Fitted { text: format!("{t}\n"), hidden }
+}
+
+/// The one place a [`Severity`] becomes a terminal colour.
+fn terminal_colour(s: Severity) -> Color {
+    match s {
+        Severity::Good => Color::Green,
+        Severity::Warn => Color::Yellow,
+        Severity::Bad => Color::Red,
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,7 @@
 //! The terminal table: one table per pattern, values rounded for people, colour only when
 //! asked for (a terminal without `NO_COLOR`, or `--color always`).
 
-use comfy_table::Color;
-
-use super::columns::{cell, groups, label, notes, present, rank, Column};
+use super::columns::{cell, groups, label, notes, present, rank, severity, Column};
 use super::fit::{Col, Cut};
 use super::{Exporter, Style};
 use crate::error::Result;
@@ -78,17 +76,4 @@ fn columns(rows: &[&Row], patterned: bool, cols: &[&Column], style: &Style) -> V
         });
     }
     out
-}
-
-/// A value far from its ideal shows in colour: red beyond twice the ideal, yellow above it
-/// (the columns whose metric names an `ideal` in the catalogue: lower is better for them).
-pub(super) fn severity(r: &Row, c: &Column) -> Option<Color> {
-    let (v, ideal) = (r.metric(&c.key)?, r.metric(c.ideal.as_deref()?)?);
-    if v > 2.0 * ideal {
-        Some(Color::Red)
-    } else if v > ideal * 1.05 {
-        Some(Color::Yellow)
-    } else {
-        Some(Color::Green)
-    }
 }

@@ -7,6 +7,7 @@ use maud::html;
 use super::page;
 use crate::gate::rules::fmt_num;
 use crate::gate::{Report, Verdict};
+use crate::render::columns::Severity;
 
 /// The check page; a check of one source line shows its code where the report has it.
 pub(crate) fn check(report: &Report) -> String {
@@ -38,7 +39,7 @@ pub(crate) fn check(report: &Report) -> String {
                         td title=(c.row) { code { (crate::render::gate::table::short_row(&c.row)) } }
                         td { code { (c.metric) } }
                         (super::num(c.baseline, &n(c.baseline), None))
-                        (super::num(c.current, &n(c.current), (c.verdict == Verdict::Fail).then_some("bad")))
+                        (super::num(c.current, &n(c.current), (c.verdict == Verdict::Fail).then_some(Severity::Bad)))
                         td.n { (c.change_text()) }
                         td { (c.limits) }
                         td { @if let Some(l) = &c.location {

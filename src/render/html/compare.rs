@@ -9,6 +9,7 @@
 use maud::html;
 
 use super::{anchor, page};
+use crate::render::columns::Severity;
 
 /// One column group's input.
 #[derive(Debug, Clone)]
@@ -93,7 +94,7 @@ pub(crate) fn compare(inputs: &[CompareInput], shown: &[(String, String)], group
                             }
                             @for (i, cells) in r.cells.iter().enumerate() {
                                 @for (c, (key, _)) in cells.iter().zip(shown) {
-                                    @let class = match c.change { Change::Worse => Some("bad"), Change::Better => Some("good"), _ => None };
+                                    @let class = match c.change { Change::Worse => Some(Severity::Bad), Change::Better => Some(Severity::Good), _ => None };
                                     td class=(super::cell_class(class)) data-input=(i) data-key=(key) data-v=[c.value.map(|v| v.to_string())] {
                                         (c.text)
                                         @match c.change {

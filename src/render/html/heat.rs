@@ -10,7 +10,7 @@ use maud::{html, Markup};
 
 use super::num;
 use crate::lines::LineRow;
-use crate::render::columns::thousands;
+use crate::render::columns::{thousands, Severity};
 
 /// A source file's text, or why it is not shown.
 #[derive(Debug, Clone)]
@@ -185,11 +185,11 @@ fn gutter(r: &LineRow) -> Markup {
     let conflict = r.shared_wavefronts.zip(r.shared_ideal_wavefronts).is_some_and(|(v, i)| v > i * 1.05);
     html! {
         td.g { (r.op.as_deref().unwrap_or("–")) }
-        (num(r.sectors_per_request, &ratio(r.sectors_per_request), over.then_some("bad")))
+        (num(r.sectors_per_request, &ratio(r.sectors_per_request), over.then_some(Severity::Bad)))
         (num(r.ideal_sectors_per_request, &ratio(r.ideal_sectors_per_request), None))
         (num(r.excess_sectors, &count(r.excess_sectors), None))
         (num(r.excess_share, &r.excess_share.map_or("–".into(), |s| format!("{:.0}%", s * 100.0)), None))
-        (num(r.shared_wavefronts, &count(r.shared_wavefronts), conflict.then_some("bad")))
+        (num(r.shared_wavefronts, &count(r.shared_wavefronts), conflict.then_some(Severity::Bad)))
         (num(r.shared_ideal_wavefronts, &count(r.shared_ideal_wavefronts), None))
     }
 }

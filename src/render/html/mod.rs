@@ -16,6 +16,8 @@ mod results;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
+use crate::render::columns::Severity;
+
 pub(crate) use check::check;
 pub(crate) use compare::{compare, Change, CompareCell, CompareGroup, CompareInput, CompareRow};
 pub(crate) use history::history;
@@ -58,16 +60,16 @@ pub(crate) fn page(title: &str, facts: &[String], body: Markup) -> String {
     doc.into_string() + "\n"
 }
 
-/// A numeric cell: the exact value in `data-v`, the text as people read it, and a class.
-pub(crate) fn num(value: Option<f64>, text: &str, class: Option<&str>) -> Markup {
+/// A numeric cell: the exact value in `data-v`, the text as people read it, and how it reads.
+pub(crate) fn num(value: Option<f64>, text: &str, class: Option<Severity>) -> Markup {
     let v = value.filter(|v| v.is_finite()).map(|v| v.to_string());
     html! { td class=(cell_class(class)) data-v=[v] { (text) } }
 }
 
-/// The classes of a numeric cell: `n`, and `good`/`warn`/`bad` where it has one.
-pub(crate) fn cell_class(extra: Option<&str>) -> String {
+/// The classes of a numeric cell: `n`, and `good`/`warn`/`bad` where it has a severity.
+pub(crate) fn cell_class(extra: Option<Severity>) -> String {
     match extra {
-        Some(c) => format!("n {c}"),
+        Some(s) => format!("n {}", s.class()),
         None => "n".into(),
     }
 }
@@ -114,7 +116,7 @@ mod tests {
         assert!(p.contains("a &amp; b"));
         assert!(p.contains("default-src 'none'"));
         assert_eq!(p.matches("<script>").count(), 1, "only the page's own script");
-        let cell = num(Some(5.0), "5.00", Some("warn")).into_string();
+        let cell = num(Some(5.0), "5.00", Some(Severity::Warn)).into_string();
         assert_eq!(cell, r#"<td class="n warn" data-v="5">5.00</td>"#, "one class attribute");
     }
 }

@@ -2,12 +2,11 @@
 //! kernels form one group) the terminal's table, its notes and findings, the worst source
 //! lines with their code, and the plots, inline.
 
-use comfy_table::Color;
 use maud::{html, Markup, PreEscaped};
 
 use super::{anchor, num, page};
 use crate::error::Result;
-use crate::render::columns::{cell, groups, label, notes, present, rank, thousands, Column};
+use crate::render::columns::{cell, groups, label, notes, present, rank, severity, thousands, Column};
 use crate::render::{plots, worst, Exporter, Style};
 use crate::results::{Provenance, Results, Row, Source, WorstLine};
 
@@ -95,11 +94,7 @@ fn table(pattern: Option<&str>, rows: &[&Row], cols: &[&Column]) -> Markup {
 /// A metric's cell: the terminal's text, the exact value, coloured by its distance from the
 /// ideal as the terminal colours it.
 fn metric_cell(r: &Row, c: &Column) -> Markup {
-    let class = crate::render::table::severity(r, c).map(|color| match color {
-        Color::Red => "bad",
-        Color::Yellow => "warn",
-        _ => "good",
-    });
+    let class = severity(r, c);
     let value = r.metric(&c.key);
     let predicted = r.predicted.as_ref().and_then(|p| p.get(&c.key)).map(|v| v.to_string());
     html! { td class=(super::cell_class(class)) data-key=(c.key) data-v=[value.map(|v| v.to_string())] data-predicted=[predicted] { (cell(r, c)) } }
