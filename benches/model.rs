@@ -9,7 +9,7 @@
 //! the ratio peer / suite per pattern and in total. It also checks that both give the same
 //! numbers for every variant, and exits 1 if not. `COALPROF_BENCH_PEER=0` skips the peer.
 
-#![allow(clippy::disallowed_methods, clippy::print_stderr)] // a benchmark: its own argv, its own report
+#![allow(clippy::disallowed_methods, clippy::print_stderr, clippy::print_stdout)] // a benchmark: its own argv, its own report
 
 use std::time::Instant;
 

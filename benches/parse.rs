@@ -8,7 +8,7 @@
 //!                                               scripts/bench-parse.sh passes its file and runs
 //!                                               the end-to-end comparison against pandas and polars)
 
-#![allow(clippy::disallowed_methods, clippy::print_stderr)] // a benchmark: its own argv, its own report
+#![allow(clippy::disallowed_methods, clippy::print_stderr, clippy::print_stdout)] // a benchmark: its own argv, its own report
 
 use std::time::Instant;
 

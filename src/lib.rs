@@ -104,7 +104,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Doctor => commands::doctor::run(&common),
         Settings::Setup(req) => commands::setup::run(req),
         Settings::Completions(shell) => {
-            cli::write_completions(*shell, &mut std::io::stdout().lock());
+            cli::write_completions(*shell, &mut commands::stdout());
             Ok(Exit::Ok)
         }
     }

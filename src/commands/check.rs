@@ -55,7 +55,7 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
         write_sarif(path, &reports, &evaluate_report(&c.check, &inputs)?)?;
     }
     let needs = needs(&c.check.rules, common);
-    let (out, log) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    let (out, log) = (&mut super::stdout(), &mut std::io::stderr().lock());
     // A check of one source line shows its code on the HTML page, from the same line reports.
     let code: Code = (reports.iter().flatten())
         .flat_map(|r| &r.rows)
