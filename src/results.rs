@@ -403,18 +403,6 @@ pub(crate) fn ranked(kernel: &str, rank: Option<u32>) -> String {
     }
 }
 
-/// `8388608` → `8,388,608`: counts as people read them (the exporters and SARIF messages share it).
-pub fn thousands(n: i128) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        out.insert(0, '-');
-    }
-    out
-}
+/// `8388608` → `8,388,608` (`text.rs` formats every number people read; this is its one
+/// public name).
+pub use crate::text::thousands;

@@ -1,5 +1,6 @@
 //! Text for people: names from an input made visible (every control character escaped, so a
-//! kernel name can neither start a line nor drive the terminal), and lines fitted to a width.
+//! kernel name can neither start a line nor drive the terminal), lines fitted to a width, and
+//! numbers rounded as people read them (counts, shares, message numbers: every format's).
 //! Every human-readable exporter (table, markdown, CSV cells, the gate's table) escapes through
 //! [`visible`]: one place decides what a name may carry onto a screen.
 
@@ -152,9 +153,71 @@ pub(crate) fn wrap(text: &str, width: Option<usize>, first: &str, indent: &str) 
     out
 }
 
+/// `8388608` → `8,388,608`: counts as people read them (every format and SARIF message).
+pub fn thousands(n: i128) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// A counter's value (a float) rounded and grouped: `1234.6` → `1,235`.
+pub(crate) fn count(v: f64) -> String {
+    thousands(v.round() as i128)
+}
+
+/// A ratio to two decimals: `4.0` → `4.00` (sectors per request and the like).
+pub(crate) fn ratio(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// A share (0..1) as a whole percentage: `0.934` → `93%`.
+pub(crate) fn percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
+/// A number for messages and the gate's outputs: up to 4 significant digits, no trailing zeros
+/// (`4.5`, `32`, `1.235`, `1.500e12`).
+pub(crate) fn fmt_num(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..=9).contains(&mag) {
+        return format!("{v:.3e}");
+    }
+    let decimals = (3 - mag).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_as_people_read_them() {
+        assert_eq!(thousands(-1_234_567), "-1,234,567");
+        assert_eq!(count(1234.6), "1,235");
+        assert_eq!(ratio(4.0), "4.00");
+        assert_eq!(percent(0.934), "93%");
+        assert_eq!(
+            (fmt_num(1.23456), fmt_num(32.0), fmt_num(1.5e12)),
+            ("1.235".into(), "32".into(), "1.500e12".into())
+        );
+    }
 
     #[test]
     fn control_characters_become_visible_escapes() {

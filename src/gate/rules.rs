@@ -23,6 +23,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::text::fmt_num;
 
 /// What happens when a check is violated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -333,24 +334,6 @@ fn glob(pattern: &str) -> Result<LazyGlob, String> {
         .build()
         .map(|glob| LazyGlob { glob, matcher: OnceLock::new() })
         .map_err(|e| e.kind().to_string())
-}
-
-/// A number for messages: up to 4 significant digits, no trailing zeros.
-pub(crate) fn fmt_num(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..=9).contains(&mag) {
-        return format!("{v:.3e}");
-    }
-    let decimals = (3 - mag).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 /// The settings that apply to one (row, metric) after every matching rule, later ones winning key

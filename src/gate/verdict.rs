@@ -17,8 +17,9 @@ use serde::Serialize;
 
 use crate::gate::baseline::Baseline;
 use crate::gate::identity::identify;
-use crate::gate::rules::{fmt_num, Direction, Effective, Location, Rule, Severity};
+use crate::gate::rules::{Direction, Effective, Location, Rule, Severity};
 use crate::results::{Provenance, Results, Row};
+use crate::text::fmt_num;
 
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

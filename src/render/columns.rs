@@ -3,8 +3,9 @@
 //! are shown.
 
 pub(crate) use crate::metrics::{Column, Fmt};
-pub(crate) use crate::results::thousands;
 use crate::results::{Results, Row};
+pub(crate) use crate::text::thousands;
+use crate::text::{count, percent, ratio};
 
 /// The `columns` with at least one value (measured or predicted) in `results`.
 pub(super) fn present<'c>(results: &Results, columns: &'c [Column]) -> Vec<&'c Column> {
@@ -20,13 +21,13 @@ impl Fmt {
     /// `v` rounded for people.
     pub fn show(self, v: f64) -> String {
         match self {
-            Fmt::Ratio => format!("{v:.2}"),
-            Fmt::Factor => format!("{v:.2}x"),
-            Fmt::Percent => format!("{:.0}%", v * 100.0),
+            Fmt::Ratio => ratio(v),
+            Fmt::Factor => format!("{}x", ratio(v)),
+            Fmt::Percent => percent(v),
             Fmt::GbPerSec => format!("{:.1}", v / 1e9),
             Fmt::Megabytes => format!("{:.1}", v / 1e6),
             Fmt::Micros => format!("{:.1}", v * 1e6),
-            Fmt::Count => thousands(v.round() as i128),
+            Fmt::Count => count(v),
         }
     }
 }

@@ -1,9 +1,8 @@
 //! The worst source lines under a pattern's (or the kernels') table: named in the terminal
 //! table, listed with their code in the markdown review.
 
-use super::columns::thousands;
 use crate::results::{Results, WorstLine};
-use crate::text::visible;
+use crate::text::{count, percent, visible};
 
 /// The worst lines belonging to one table: those of `pattern`, or of no pattern.
 pub(super) fn of<'a>(results: &'a Results, pattern: Option<&str>) -> Vec<&'a WorstLine> {
@@ -21,8 +20,8 @@ fn numbers(w: &WorstLine) -> String {
         parts.push(format!("{s:.1} sectors/request{ideal}"));
     }
     if let Some(e) = w.excess_sectors.filter(|&e| e > 0.0) {
-        let share = w.excess_share.map(|s| format!(", {:.0}% of the kernel's", s * 100.0)).unwrap_or_default();
-        parts.push(format!("{} excess sectors{share}", thousands(e.round() as i128)));
+        let share = w.excess_share.map(|s| format!(", {} of the kernel's", percent(s))).unwrap_or_default();
+        parts.push(format!("{} excess sectors{share}", count(e)));
     }
     if let Some(n) = w.shared_ways.filter(|&n| n > 1.0) {
         parts.push(format!("{n:.1} shared wavefronts per ideal"));

@@ -12,8 +12,8 @@ use std::io;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
-use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, EnvironmentInfo, Report, Verdict};
+use crate::text::fmt_num;
 
 /// The document as a string.
 pub(crate) fn render(report: &Report) -> String {

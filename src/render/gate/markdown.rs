@@ -5,8 +5,8 @@
 //! as HTML) with `|` escaped and whitespace collapsed. GitHub refuses a step summary over 1 MiB,
 //! so the output trims itself well below that.
 
-use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, Report, Verdict};
+use crate::text::fmt_num;
 
 /// Bytes the summary stays under (GitHub's limit is 1 MiB per step).
 pub(crate) const MAX_BYTES: usize = 900 * 1024;

@@ -3,8 +3,8 @@
 //! the explanations wrapped under it. Plain text unless colour is asked for; it must read the
 //! same without it. Names are made visible (`text::visible`): no row can start a line.
 
-use crate::gate::rules::fmt_num;
 use crate::gate::verdict::{Check, Report, Verdict};
+use crate::text::fmt_num;
 use crate::text::{cut_middle, elide_left, visible, wrap};
 
 const HEADERS: [&str; 8] = ["STATUS", "ARCH", "ROW", "METRIC", "BASELINE", "CURRENT", "CHANGE", "LIMITS"];

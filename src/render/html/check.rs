@@ -5,9 +5,9 @@
 use maud::html;
 
 use super::page;
-use crate::gate::rules::fmt_num;
 use crate::gate::{Report, Verdict};
 use crate::render::columns::Severity;
+use crate::text::fmt_num;
 
 /// The check page; a check of one source line shows its code where the report has it.
 pub(crate) fn check(report: &Report) -> String {

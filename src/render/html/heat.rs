@@ -10,7 +10,8 @@ use maud::{html, Markup};
 
 use super::num;
 use crate::lines::LineRow;
-use crate::render::columns::{thousands, Severity};
+use crate::render::columns::Severity;
+use crate::text::{count, percent, ratio};
 
 /// A source file's text, or why it is not shown.
 #[derive(Debug, Clone)]
@@ -179,8 +180,8 @@ fn sass_row(rank: usize, r: &LineRow) -> Markup {
 
 /// The numbers beside a line.
 fn gutter(r: &LineRow) -> Markup {
-    let count = |v: Option<f64>| v.map_or("–".into(), |v| thousands(v.round() as i128));
-    let ratio = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
+    let count = |v: Option<f64>| v.map_or("–".into(), count);
+    let ratio = |v: Option<f64>| v.map_or("–".into(), ratio);
     let over = r.sectors_per_request.zip(r.ideal_sectors_per_request).is_some_and(|(v, i)| v > i * 1.05);
     let conflict = r.shared_wavefronts.zip(r.shared_ideal_wavefronts).is_some_and(|(v, i)| v > i * 1.05);
     html! {
@@ -188,7 +189,7 @@ fn gutter(r: &LineRow) -> Markup {
         (num(r.sectors_per_request, &ratio(r.sectors_per_request), over.then_some(Severity::Bad)))
         (num(r.ideal_sectors_per_request, &ratio(r.ideal_sectors_per_request), None))
         (num(r.excess_sectors, &count(r.excess_sectors), None))
-        (num(r.excess_share, &r.excess_share.map_or("–".into(), |s| format!("{:.0}%", s * 100.0)), None))
+        (num(r.excess_share, &r.excess_share.map_or("–".into(), percent), None))
         (num(r.shared_wavefronts, &count(r.shared_wavefronts), conflict.then_some(Severity::Bad)))
         (num(r.shared_ideal_wavefronts, &count(r.shared_ideal_wavefronts), None))
     }

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::render::columns::{cell, groups, label, notes, present, rank, severity, thousands, Column};
 use crate::render::{plots, worst, Exporter, Style};
 use crate::results::{Provenance, Results, Row, Source, WorstLine};
+use crate::text::{count, percent};
 
 /// The results page, under `title`.
 pub(crate) struct Report {
@@ -117,8 +118,8 @@ fn worst_lines(lines: &[&WorstLine]) -> Markup {
                         td { code { (w.location) } }
                         td { (w.op.as_deref().unwrap_or("–")) }
                         (num(w.sectors_per_request, &ratio_of(w.sectors_per_request, w.ideal_sectors_per_request), None))
-                        (num(w.excess_sectors, &w.excess_sectors.map_or("–".into(), |e| thousands(e.round() as i128)), None))
-                        (num(w.excess_share, &w.excess_share.map_or("–".into(), |s| format!("{:.0}%", s * 100.0)), None))
+                        (num(w.excess_sectors, &w.excess_sectors.map_or("–".into(), count), None))
+                        (num(w.excess_share, &w.excess_share.map_or("–".into(), percent), None))
                         (num(w.shared_ways, &w.shared_ways.map_or("–".into(), |s| format!("{s:.1}")), None))
                         td.src { @match &w.code { Some(c) => code { (c) }, None => span.unavailable { "source not available" } } }
                     }

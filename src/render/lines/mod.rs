@@ -8,10 +8,10 @@ pub(crate) mod markdown;
 pub(crate) mod sarif;
 pub(crate) mod table;
 
-use super::columns::thousands;
 use super::{Format, Style};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
+use crate::text::{count, percent, ratio};
 
 /// One output format of the line report.
 pub(crate) trait LinesExporter {
@@ -65,19 +65,15 @@ pub(crate) const COLUMNS: &[ColumnDef] = &[
     ("bytes", |r| r.access_bytes.map(|b| b.to_string())),
     ("executions", |r| r.executions.map(count)),
     ("requests", |r| r.requests.map(count)),
-    ("sect/req", |r| r.sectors_per_request.map(|v| format!("{v:.2}"))),
-    ("ideal/req", |r| r.ideal_sectors_per_request.map(|v| format!("{v:.2}"))),
-    ("lines/req", |r| r.lines_per_request.map(|v| format!("{v:.2}"))),
+    ("sect/req", |r| r.sectors_per_request.map(ratio)),
+    ("ideal/req", |r| r.ideal_sectors_per_request.map(ratio)),
+    ("lines/req", |r| r.lines_per_request.map(ratio)),
     ("sectors", |r| r.sectors.map(count)),
     ("excess", |r| r.excess_sectors.map(count)),
-    ("share", |r| r.excess_share.map(|s| format!("{:.0}%", s * 100.0))),
+    ("share", |r| r.excess_share.map(percent)),
     ("shared wf", |r| r.shared_wavefronts.map(count)),
     ("ways", |r| r.shared_wavefronts_per_ideal.map(|v| format!("{v:.1}"))),
 ];
-
-fn count(v: f64) -> String {
-    thousands(v.round() as i128)
-}
 
 /// The code shown for a row: the source line, else the SASS.
 pub(crate) fn code(r: &LineRow) -> String {

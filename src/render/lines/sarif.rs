@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::lines::diagnose::Waste;
 use crate::lines::{LineReport, LineRow};
-use crate::results::thousands;
+use crate::text::{count, percent, thousands};
 
 /// GitHub keeps only the top 5,000 results of a run.
 pub(crate) const MAX_RESULTS: usize = 5000;
@@ -93,8 +93,8 @@ fn result(r: &LineRow, level: Level) -> Value {
         numbers.push(format!("{spr:.1} sectors/request (ideal {ideal:.1}{lines})"));
     }
     if let Some(e) = r.excess_sectors.filter(|&e| e > 0.0) {
-        let share = r.excess_share.map(|s| format!(" ({:.0}% of the kernel's excess)", s * 100.0)).unwrap_or_default();
-        numbers.push(format!("{} excess L2 sectors{share}", thousands(e.round() as i128)));
+        let share = r.excess_share.map(|s| format!(" ({} of the kernel's excess)", percent(s))).unwrap_or_default();
+        numbers.push(format!("{} excess L2 sectors{share}", count(e)));
     }
     if let (Some(w), Some(i)) = (r.shared_wavefronts, r.shared_ideal_wavefronts) {
         if w > i {
