@@ -16,9 +16,20 @@ pub(crate) fn error(e: &dyn std::error::Error, hint: Option<&str>) {
 /// `error: CONTEXT: …` with the causes and hint of `e`: a failure the command survives (one
 /// task of many), told as fully as one that ends it.
 pub(crate) fn error_in(context: Option<&dyn Display>, e: &dyn std::error::Error, hint: Option<&str>) {
+    told("error", context, e, hint);
+}
+
+/// `note: CONTEXT: …` with the causes and hint of `e`: an input left out, said as fully as an
+/// error would say it.
+pub(crate) fn note_in(context: &dyn Display, e: &dyn std::error::Error, hint: Option<&str>) {
+    told("note", Some(context), e, hint);
+}
+
+/// `LEVEL: [CONTEXT: ]ERROR`, each cause under it, then the hint.
+fn told(level: &str, context: Option<&dyn Display>, e: &dyn std::error::Error, hint: Option<&str>) {
     match context {
-        Some(c) => eprintln!("error: {c}: {e}"),
-        None => eprintln!("error: {e}"),
+        Some(c) => eprintln!("{level}: {c}: {e}"),
+        None => eprintln!("{level}: {e}"),
     }
     let mut cause = e.source();
     while let Some(c) = cause {
@@ -30,8 +41,10 @@ pub(crate) fn error_in(context: Option<&dyn Display>, e: &dyn std::error::Error,
     }
 }
 
-/// `error: …` for a failure the command survives (one pattern of many, one GPU of several).
-pub(crate) fn failure(text: impl Display) {
+/// `error: …` for a failure the command survives that is no error value (a GPU retired after
+/// two failed tasks). An error is told through [`error_in`], with its causes and hint: this
+/// takes text only, so none is flattened to its first line by mistake.
+pub(crate) fn failure(text: &str) {
     eprintln!("error: {text}");
 }
 

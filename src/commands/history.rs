@@ -24,7 +24,7 @@ pub(crate) fn run(common: &Common, s: &HistorySettings) -> Result<Exit> {
     for file in files {
         match read_results_json(&file) {
             Ok(results) => runs.push(saved(&s.dir, &file, results)),
-            Err(e) => crate::messages::note(format!("left out of the history: {e}")),
+            Err(e) => crate::messages::note_in(&"left out of the history", &e, e.hint()),
         }
     }
     if runs.is_empty() {

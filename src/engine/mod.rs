@@ -270,7 +270,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, shared: &(Mutex<State>, 
                 failed_in_a_row += 1;
                 if failed_in_a_row >= 2 && s.live > 1 {
                     s.live -= 1;
-                    crate::messages::failure(format!(
+                    crate::messages::failure(&format!(
                         "{} failed two tasks in a row; the others take the rest",
                         place.trim_start_matches(" on ")
                     ));

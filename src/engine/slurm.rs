@@ -175,7 +175,7 @@ impl Slurm<'_> {
                 if crate::cancel::cancelled() {
                     match self.tools.scancel(&[job]) {
                         Ok(()) => crate::messages::progress(format!("slurm: cancelled job {job}")),
-                        Err(e) => crate::messages::failure(e),
+                        Err(e) => crate::messages::error_in(None, &e, e.hint()),
                     }
                     let command = format!("waiting for Slurm job {job} (cancelled)");
                     return Err(ToolError::Interrupted { command }.into());
