@@ -5,6 +5,7 @@ mod benchmark;
 mod columns;
 mod csv;
 pub(crate) mod fit;
+mod folder;
 pub(crate) mod history;
 pub(crate) mod html;
 mod json;
@@ -19,6 +20,7 @@ use crate::metrics::Catalogue;
 use crate::results::Results;
 
 pub(crate) use columns::{Column, Fmt};
+pub use folder::run_folder;
 pub(crate) use plot::{plot_files, plots};
 
 /// Output formats (`--format`).
@@ -144,18 +146,6 @@ pub fn render_with_plots(results: &Results, format: Format, style: &Style) -> Re
         Format::Markdown => markdown::Markdown { plots: true }.render(results, style),
         _ => render(results, format, style),
     }
-}
-
-/// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
-pub fn safe_name(s: &str) -> String {
-    let cleaned: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let trimmed = cleaned.trim_matches('.');
-    let mut out: String = trimmed.chars().take(120).collect();
-    if out.is_empty() {
-        out.push('_');
-    }
-    out
 }
 
 /// The exporter of the line report in `format`. Chosen here, above both `lines/` and `html/`,
