@@ -78,7 +78,7 @@ pub struct Style {
     pub columns: Vec<Column>,
     /// Which way each metric is better (the catalogue's `direction`s): benchmark exports and
     /// the regressions a comparison marks.
-    pub(crate) directions: crate::gate::Directions,
+    pub(crate) directions: crate::metrics::Directions,
     /// Each column metric's unit in `metrics.toml` (benchmark exports name it).
     pub(crate) units: std::collections::BTreeMap<String, String>,
     /// The width terminal tables fit (`COLUMNS`, the terminal's, else 100); `None` with
@@ -116,8 +116,8 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Csv => Box::new(csv::Csv),
         Format::Html => Box::new(html::Report { title: "coalprof results".into() }),
         Format::Bencher => Box::new(benchmark::Bencher),
-        Format::GithubBenchmark => Box::new(benchmark::GithubBenchmark(crate::gate::Direction::Lower)),
-        Format::GithubBenchmarkBigger => Box::new(benchmark::GithubBenchmark(crate::gate::Direction::Higher)),
+        Format::GithubBenchmark => Box::new(benchmark::GithubBenchmark(crate::metrics::Direction::Lower)),
+        Format::GithubBenchmarkBigger => Box::new(benchmark::GithubBenchmark(crate::metrics::Direction::Higher)),
         Format::Svg => Box::new(Unsupported(format)),
     }
 }
