@@ -39,6 +39,7 @@ mod messages;
 mod names;
 mod runtime;
 mod settings;
+mod style;
 mod text;
 
 pub use commands::{baseline, check};

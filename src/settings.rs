@@ -19,13 +19,13 @@ use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
 use crate::gate::Rule;
 use crate::import::RepReader;
-use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
 use crate::patterns::{parse_size, Pattern, Sizing};
-use crate::render::{Format, Style};
+use crate::style::{Format, Style};
 use crate::tools::gpgpusim::SimMode;
 use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
+use crate::tools::ncu::ProfilerSettings;
 
 mod env;
 mod gpus;
@@ -302,7 +302,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         tmp: env.tmp.clone(),
         cwd: env.cwd.clone(),
     };
-    let out_base = |out: &Option<PathBuf>| crate::measure::runs_base(out.as_deref(), project.as_deref());
+    let out_base = |out: &Option<PathBuf>| crate::store::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => Settings::Patterns(PatternsSettings {
             sizing: a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?,

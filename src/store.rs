@@ -46,6 +46,13 @@ impl RunDir {
     }
 }
 
+/// Where run folders go: `--out`, else the checkout's `profiles/`, else `./profiles`.
+pub(crate) fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
+    out.map(Path::to_path_buf)
+        .or_else(|| project.map(|p| p.join("profiles")))
+        .unwrap_or_else(|| PathBuf::from("profiles"))
+}
+
 /// Write an output a flag names (`--sarif`, `--junit`, `baseline update`): its folder created
 /// when missing, the file replaced atomically like every file of a run folder.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
