@@ -15,7 +15,6 @@ pub(crate) mod table;
 pub(crate) mod verdict;
 
 pub(crate) use baseline::Baseline;
-pub(crate) use rules::{compile_rules, RuleSpec};
+pub(crate) use rules::compile_rules;
 pub use rules::{parse_rules, Rule};
-pub(crate) use rules::{Direction, Directions};
 pub(crate) use verdict::{evaluate, Report, Verdict};
