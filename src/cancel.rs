@@ -59,6 +59,12 @@ pub(crate) fn cancelled() -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interrupted;
 
+impl From<Interrupted> for crate::error::Error {
+    fn from(_: Interrupted) -> crate::error::Error {
+        crate::error::Error::Interrupted
+    }
+}
+
 /// `Err(Interrupted)` once Ctrl-C was pressed: called between patterns and phases.
 pub(crate) fn check() -> Result<(), Interrupted> {
     if cancelled() {

@@ -1,6 +1,15 @@
 //! The error type every module returns, and the exit code each kind of error maps to.
+//!
+//! The failures it wraps are defined here too (`tool.rs`: an external tool's, `setup.rs`:
+//! `coalprof setup`'s), so that `error` uses only the exit codes and every room can use it.
+
+mod setup;
+mod tool;
 
 use std::path::PathBuf;
+
+pub use setup::SetupError;
+pub use tool::ToolError;
 
 use crate::exit::Exit;
 
@@ -28,7 +37,7 @@ pub enum Error {
     },
     /// An external tool ran and failed, or a kernel crashed or hung (exit 3).
     #[error(transparent)]
-    Tool(#[from] crate::tools::ToolError),
+    Tool(#[from] ToolError),
     /// No GPU, driver, profiler or counter permission (exit 4).
     #[error("{message}")]
     Unavailable {
@@ -48,7 +57,7 @@ pub enum Error {
     /// `coalprof setup` cannot install something (exit 3; 130 for Ctrl-C). Boxed: it holds a
     /// tool's error and more, and every `Result` of coalprof carries this type.
     #[error(transparent)]
-    Setup(Box<crate::tools::setup::SetupError>),
+    Setup(Box<SetupError>),
     /// Writing an output failed (exit 3): the message names the path, the cause says why.
     #[error("cannot write `{}`", path.display())]
     Write {
@@ -68,15 +77,9 @@ pub enum Error {
 /// coalprof's results: [`Error`] unless told otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<crate::tools::setup::SetupError> for Error {
-    fn from(e: crate::tools::setup::SetupError) -> Error {
+impl From<SetupError> for Error {
+    fn from(e: SetupError) -> Error {
         Error::Setup(Box::new(e))
-    }
-}
-
-impl From<crate::cancel::Interrupted> for Error {
-    fn from(_: crate::cancel::Interrupted) -> Error {
-        Error::Interrupted
     }
 }
 
@@ -161,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_hint_is_kept_by_every_kind_that_can_carry_one_tools_included() {
-        let failed = crate::tools::ToolError::Failed {
+        let failed = ToolError::Failed {
             what: "ncu failed".into(),
             command: "ncu".into(),
             status: "exit status: 1".into(),
@@ -179,8 +182,7 @@ mod tests {
         let e = Error::write("/out/results.json", std::io::Error::other("disk full"));
         assert_eq!(e.to_string(), "cannot write `/out/results.json`");
         assert_eq!(e.source().map(|c| c.to_string()).as_deref(), Some("disk full"));
-        let spawn =
-            Error::Tool(crate::tools::ToolError::Spawn { command: "ncu".into(), source: std::io::Error::other("x") });
+        let spawn = Error::Tool(ToolError::Spawn { command: "ncu".into(), source: std::io::Error::other("x") });
         assert_eq!(spawn.source().map(|c| c.to_string()).as_deref(), Some("x"), "transparent: the tool's cause");
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! The data flows one way: an input (a report `import` reads; a pattern `build` compiled and
 //! `measure` ran under ncu or GPGPU-Sim; the address `model`'s prediction) → parse (records) →
-//! frame (sanity, group, join, derive, findings) → render / gate. Each step is one module named
-//! after it (`ARCHITECTURE.md` draws the flow and the layers); `engine` is `run`'s one loop and
-//! `commands` glues each subcommand together.
+//! frame (sanity, group, join, derive, findings) → render / gate, and `store` writes a run
+//! folder's files as `render` made them. Each step is one module named after it
+//! (`ARCHITECTURE.md` draws the flow and the layers); `settings` turns the command line into
+//! typed settings once (the output's format and style are `style`'s), `engine` is `run`'s one
+//! loop and `commands` glues each subcommand together.
 
 #![warn(unreachable_pub, missing_docs)]
 
@@ -39,6 +41,7 @@ mod messages;
 mod names;
 mod runtime;
 mod settings;
+mod style;
 mod text;
 
 pub use commands::{baseline, check};

@@ -1,4 +1,6 @@
-//! `metrics.toml`: the raw ncu metrics coalprof collects and the metrics it derives from them.
+//! `metrics.toml`: the raw ncu metrics coalprof collects and the metrics it derives from them,
+//! which way each is better, and the default `[[gate]]` entries as written (the gate compiles
+//! them: `gate/rules.rs`).
 //!
 //! Parsed strictly: an unknown key anywhere is an error naming it. The file in the working
 //! directory (or `--metrics FILE`) wins; otherwise the copy built into the binary is used, so
@@ -7,10 +9,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::gate::{Direction, Directions};
 
 /// The `metrics.toml` shipped with this version of coalprof.
 pub const BUILTIN: &str = include_str!("../metrics.toml");
@@ -144,8 +145,92 @@ impl Column {
     }
 }
 
-/// The whole file. The `[[gate]]` entries are compiled by the gate module, which keeps their
-/// line numbers for its annotations.
+/// What happens when a check is violated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The gate fails (exit 1).
+    #[default]
+    Fail,
+    /// Reported everywhere, never fails the gate.
+    Warn,
+}
+
+/// Which way is better, for the gate and for findings: `direction` in `metrics.toml` (lower
+/// unless a metric says otherwise), or a `[[gate]]` rule's own `direction`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Lower is better (sectors per request, amplification, wavefronts, conflicts).
+    #[default]
+    Lower,
+    /// Higher is better (sector efficiency, bandwidth, fraction of peak).
+    Higher,
+}
+
+/// Each catalogue metric's direction (metrics it does not name are lower-is-better).
+pub type Directions = std::collections::BTreeMap<String, Direction>;
+
+/// One `[[gate]]` entry exactly as written: plain data the catalogue reads with the rest of the
+/// file; `crate::gate` compiles it (`gate/rules.rs` says what each key does).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Glob over row keys (`pattern/variant`) or kernel names; `re:<regex>` for a regex.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    /// A metric name (`global_load_sectors_per_request`) or a glob over metric names (`*`).
+    pub metric: String,
+    /// Fail when the current value is above this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Fail when the current value is below this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Allowed change against the baseline: `"+5%"` (an increase of more than 5% regresses) or
+    /// `"-5%"` (a decrease of more than 5% regresses, for higher-is-better metrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regress: Option<String>,
+    /// Changes smaller than this (absolute, in the metric's unit) never regress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_delta: Option<f64>,
+    /// `fail` (default) or `warn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// `lower` or `higher` is better; defaults to the metric's `direction` in `metrics.toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+}
+
+/// A `[[gate]]` entry and the line it starts on (for the gate's messages and annotations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleEntry {
+    /// 1-based line of its `[[gate]]` header.
+    pub line: usize,
+    /// The entry as written.
+    pub spec: RuleSpec,
+}
+
+/// `[[gate]]` entries with the byte offset each starts at in `toml_text`, with their lines.
+pub(crate) fn rule_entries(specs: Vec<(usize, RuleSpec)>, toml_text: &str) -> Vec<RuleEntry> {
+    // Line numbers counted on from the previous entry's: the entries come in file order, and
+    // counting from the top for each was a pass over the file per entry.
+    let (mut at, mut line) = (0, 1);
+    (specs.into_iter())
+        .map(|(start, spec)| {
+            let start = start.min(toml_text.len());
+            if start < at {
+                (at, line) = (0, 1);
+            }
+            line += toml_text.as_bytes()[at..start].iter().filter(|&&b| b == b'\n').count();
+            at = start;
+            RuleEntry { line, spec }
+        })
+        .collect()
+}
+
+/// The whole file. The `[[gate]]` entries are kept as written, each with its line, for the gate
+/// module to compile (the settings do, once).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
@@ -170,10 +255,10 @@ pub struct Catalogue {
     pub columns: Vec<Column>,
     /// The `[[gate]]` entries as written, with their places in the file.
     #[serde(default)]
-    gate: Vec<toml::Spanned<crate::gate::RuleSpec>>,
-    /// The default gate rules, compiled.
+    gate: Vec<toml::Spanned<RuleSpec>>,
+    /// The default gate rules: the `[[gate]]` entries, in file order, each with its line.
     #[serde(skip)]
-    pub rules: Vec<crate::gate::Rule>,
+    pub rules: Vec<RuleEntry>,
     /// The file it was read from, for error messages.
     #[serde(skip)]
     pub origin: PathBuf,
@@ -208,7 +293,7 @@ const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/metrics.json"
 #[serde(deny_unknown_fields)]
 struct Precompiled {
     catalogue: Catalogue,
-    gate: Vec<(usize, crate::gate::RuleSpec)>,
+    gate: Vec<(usize, RuleSpec)>,
 }
 
 impl Catalogue {
@@ -224,7 +309,7 @@ impl Catalogue {
             None => Catalogue::from_toml(text, origin)?,
         };
         c.origin = origin.to_path_buf();
-        c.rules = crate::gate::compile_rules(gate, text, origin, c.directions().into())?;
+        c.rules = rule_entries(gate, text);
         c.validate()?;
         for col in &mut c.columns {
             col.ideal = c.derived.iter().find(|(k, _)| *k == col.key).and_then(|(_, d)| d.ideal.clone());
@@ -233,7 +318,7 @@ impl Catalogue {
     }
 
     /// The catalogue and its gate entries (with their byte offsets) as TOML reads them.
-    fn from_toml(text: &str, origin: &Path) -> Result<(Catalogue, Vec<(usize, crate::gate::RuleSpec)>)> {
+    fn from_toml(text: &str, origin: &Path) -> Result<(Catalogue, Vec<(usize, RuleSpec)>)> {
         let mut c: Catalogue = toml::from_str(text).map_err(|e| {
             Error::usage(format!("{}: {}", origin.display(), e.message().trim())).with_hint(location(text, e.span()))
         })?;
@@ -417,10 +502,7 @@ mod tests {
         let tables =
             |c: &Catalogue| format!("{:?}", (&c.raw, &c.facts, &c.derived, &c.line_counters, &c.line, &c.columns));
         assert_eq!(tables(&from_json), tables(&from_toml));
-        let rules = |c: &Catalogue| {
-            c.rules.iter().map(|r| format!("{:?}", (r.index, &r.spec, &r.location))).collect::<Vec<_>>()
-        };
-        assert_eq!(rules(&from_json), rules(&from_toml));
+        assert_eq!(from_json.rules, from_toml.rules);
         assert!(!from_json.rules.is_empty() && from_json.derived.len() > 10);
     }
 

@@ -3,7 +3,8 @@
 //! of the same program, built for another GPU or another library release, carries another
 //! inline namespace (`THRUST_200301_900_NS`, `CUB_200500_800_NS`, libcu++'s `__4`). Matching
 //! across GPUs and commits takes the signature without those namespaces and without its
-//! parameter list; tables show the bare function name.
+//! parameter list; tables show the bare function name. And a file name made of any of them
+//! ([`safe_name`]): the run folder's, a plot's, a task's.
 
 use std::sync::LazyLock;
 
@@ -100,9 +101,31 @@ fn strip_parameters(s: &str) -> &str {
     s
 }
 
+/// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
+pub(crate) fn safe_name(s: &str) -> String {
+    let cleaned: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let trimmed = cleaned.trim_matches('.');
+    let mut out: String = trimmed.chars().take(120).collect();
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn safe_names_from_cpp_kernels() {
+        assert_eq!(
+            safe_name("void gemm<float, 128>(const float*, float*)"),
+            "void_gemm_float__128__const_float___float__"
+        );
+        assert_eq!(safe_name("a/b:c,d e"), "a_b_c_d_e");
+        assert_eq!(safe_name(".."), "_");
+    }
 
     #[test]
     fn inline_namespaces_return_types_and_parameters_go() {

@@ -19,13 +19,13 @@ use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
 use crate::gate::Rule;
 use crate::import::RepReader;
-use crate::measure::ProfilerSettings;
 use crate::metrics::Catalogue;
 use crate::patterns::{parse_size, Pattern, Sizing};
-use crate::render::{Format, Style};
+use crate::style::{Format, Style};
 use crate::tools::gpgpusim::SimMode;
 use crate::tools::home::ToolHome;
 use crate::tools::locate::ToolSearch;
+use crate::tools::ncu::ProfilerSettings;
 
 mod env;
 mod gpus;
@@ -41,6 +41,9 @@ pub struct Common {
     pub format: Format,
     pub style: Style,
     pub catalogue: Catalogue,
+    /// The catalogue's `[[gate]]` rules, compiled: the default gate (`check` without `--rules`,
+    /// `baseline update`).
+    pub rules: Vec<Rule>,
     pub derivation: Derivation,
     pub tools: ToolSearch,
     /// Where built pattern executables are cached.
@@ -251,6 +254,7 @@ pub struct BaselineSettings {
 
 pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common, Settings)> {
     let catalogue = Catalogue::load(global.metrics.as_deref(), &env.cwd)?;
+    let rules = crate::gate::compile_rules(catalogue.rules.clone(), &catalogue.origin, catalogue.directions().into())?;
     let derivation = Derivation::new(&catalogue)?;
     let format = match global.format {
         FormatArg::Table => Format::Table,
@@ -290,6 +294,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         format,
         style: Style::new(&catalogue, color).with_width((!global.wide).then_some(env.columns)),
         catalogue,
+        rules,
         derivation,
         tools,
         cache,
@@ -297,7 +302,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         tmp: env.tmp.clone(),
         cwd: env.cwd.clone(),
     };
-    let out_base = |out: &Option<PathBuf>| crate::measure::runs_base(out.as_deref(), project.as_deref());
+    let out_base = |out: &Option<PathBuf>| crate::store::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => Settings::Patterns(PatternsSettings {
             sizing: a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?,
@@ -329,7 +334,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             runs: a.runs.clone(),
             source_root: env.cwd.clone(),
             path: a.baseline.clone(),
-            only_gated: a.only_gated.then(|| common.catalogue.rules.clone()),
+            only_gated: a.only_gated.then(|| common.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
         Command::Setup(a) => Settings::Setup(setup::request(a, env)?),
@@ -346,7 +351,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
                 std::fs::read_to_string(p).map_err(|e| Error::usage(format!("cannot read `{}`: {e}", p.display())))?;
             crate::gate::parse_rules(&text, p, &common.catalogue.directions())?
         }
-        None => common.catalogue.rules.clone(),
+        None => common.rules.clone(),
     };
     Ok(CheckCommand {
         inputs: a.inputs.clone(),

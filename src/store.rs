@@ -1,30 +1,27 @@
 //! A run's folder, `profiles/<run-id>/`: every file is written to a temporary name and renamed
 //! into place, and the results are rewritten after each pattern, so an interrupted run keeps
-//! every pattern it finished, loadable by `coalprof report`.
+//! every pattern it finished, loadable by `coalprof report`. What the files say is rendered
+//! above (`render::run_folder`); the store only writes bytes.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::render::{plots, render, render_with_plots, safe_name, Format, Style};
-use crate::results::Results;
+use crate::names::safe_name;
 
 /// An open run folder.
 #[derive(Debug, Clone)]
 pub struct RunDir {
     /// The folder.
     pub path: PathBuf,
-    /// How its `results.md` is rendered (the catalogue's columns; never colour).
-    style: Style,
 }
 
 impl RunDir {
     /// Create `base/<id>`; `id` defaults to the UTC time and the backend (`20261130-091500-ncu`).
-    /// Its report shows `style`'s columns.
-    pub fn create(base: &Path, id: Option<&str>, backend: &str, style: &Style) -> Result<RunDir> {
+    pub fn create(base: &Path, id: Option<&str>, backend: &str) -> Result<RunDir> {
         let id = id.map(str::to_string).unwrap_or_else(|| format!("{}-{backend}", timestamp()));
         let path = base.join(safe_name(&id));
         std::fs::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
-        Ok(RunDir { path, style: Style { color: false, ..style.clone() } })
+        Ok(RunDir { path })
     }
 
     /// The path of `name` in the folder.
@@ -38,19 +35,22 @@ impl RunDir {
         Ok(self.file(name))
     }
 
-    /// Rewrite `results.json`, the plots (`<pattern>.svg`, `<pattern>-bandwidth.svg`),
-    /// `results.md`, which links them, and `report.html` (one page, plots inline), with
-    /// everything finished so far. The plots are written
-    /// before the markdown so that it never links a file that is not there yet.
-    pub fn save_results(&self, results: &Results) -> Result<()> {
-        self.write("results.json", render(results, Format::Json, &self.style)?.as_bytes())?;
-        for plot in plots(results)? {
-            self.write(&plot.file, plot.svg.as_bytes())?;
+    /// Rewrite the folder's rendered files (`render::run_folder`: `results.json`, the plots,
+    /// `results.md`, `report.html`) with everything finished so far, each atomically, in the
+    /// order given (the plots before the markdown that links them).
+    pub fn save(&self, files: &[(String, String)]) -> Result<()> {
+        for (name, text) in files {
+            self.write(name, text.as_bytes())?;
         }
-        self.write("results.md", render_with_plots(results, Format::Markdown, &self.style)?.as_bytes())?;
-        self.write("report.html", render(results, Format::Html, &self.style)?.as_bytes())?;
         Ok(())
     }
+}
+
+/// Where run folders go: `--out`, else the checkout's `profiles/`, else `./profiles`.
+pub(crate) fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
+    out.map(Path::to_path_buf)
+        .or_else(|| project.map(|p| p.join("profiles")))
+        .unwrap_or_else(|| PathBuf::from("profiles"))
 }
 
 /// Write an output a flag names (`--sarif`, `--junit`, `baseline update`): its folder created
@@ -107,16 +107,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn safe_names_from_cpp_kernels() {
-        assert_eq!(
-            safe_name("void gemm<float, 128>(const float*, float*)"),
-            "void_gemm_float__128__const_float___float__"
-        );
-        assert_eq!(safe_name("a/b:c,d e"), "a_b_c_d_e");
-        assert_eq!(safe_name(".."), "_");
-    }
 
     #[test]
     fn civil_dates() {

@@ -8,6 +8,11 @@
 
 #include <cstdio>
 
+// Elements per copy: `--nvcc-arg=-DN=131072` for a bigger run (a multiple of 128).
+#ifndef N
+#define N 4096
+#endif
+
 // Lane i reads word i: a warp's 32 loads fall in 4 sectors of 32 bytes.
 __global__ void coalesced_copy(const float* __restrict__ in, float* __restrict__ out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,7 +31,7 @@ static int check(cudaError_t e, const char* what) {
 }
 
 int main() {
-    const int n = 4096, stride = 32, threads = 128;
+    const int n = N, stride = 32, threads = 128;
     float *in = nullptr, *out = nullptr;
     if (check(cudaMalloc(&in, sizeof(float) * n * stride), "cudaMalloc") ||
         check(cudaMalloc(&out, sizeof(float) * n), "cudaMalloc") ||

@@ -18,10 +18,8 @@ pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
     // Only `regress` rules read a baseline. Lines are recorded when such a rule gates them,
     // keyed by kernel and file:line; kernel metrics a report's per-line counters stand in for
     // are recorded as `check` computes them.
-    let regress: Vec<Rule> = (b.only_gated.as_deref().unwrap_or(&common.catalogue.rules).iter())
-        .filter(|r| r.regress.is_some())
-        .cloned()
-        .collect();
+    let regress: Vec<Rule> =
+        (b.only_gated.as_deref().unwrap_or(&common.rules).iter()).filter(|r| r.regress.is_some()).cloned().collect();
     let (lines, fills) = (super::check::wants_lines(&regress, &common.catalogue), super::check::wants_fill(&regress));
     if lines || fills {
         let reports = super::check::line_reports(&b.runs, &b.source_root, &common.catalogue)?;

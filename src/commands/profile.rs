@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
 use crate::measure::profiled_metrics;
-use crate::render::render;
+use crate::render::{render, run_folder};
 use crate::settings::{Common, PerRank, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;
@@ -23,7 +23,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         return super::simulate::profile(common, s);
     }
     let ncu = common.tools.ncu_tool()?;
-    let dir = RunDir::create(&s.out_base, None, "profile", &common.style)?;
+    let dir = RunDir::create(&s.out_base, None, "profile")?;
     let partial = match &s.per_rank {
         // Absolute: the ranks may start elsewhere (other nodes, another working folder).
         Some(p) => std::path::absolute(dir.file(&format!("{PARTIAL_RANK}%q{{{}}}.ncu-rep", p.rank_env)))
@@ -87,7 +87,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         &common.catalogue,
         &|_| (None, None),
     );
-    dir.save_results(&results)?;
+    dir.save(&run_folder(&results, &common.style)?)?;
     tracing::info!(run = %dir.path.display(), "saved");
     super::print(&render(&results, common.format, &common.style)?)?;
     Ok(Exit::Ok)

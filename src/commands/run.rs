@@ -51,8 +51,8 @@ fn drive(
     backend: &str,
     record: Record,
 ) -> Result<(Results, Exit)> {
-    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), backend, &common.style)?;
-    engine::drive(exec, tasks, &dir, record)
+    let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), backend)?;
+    engine::drive(exec, tasks, &dir, &common.style, record)
 }
 
 /// `auto` measures only where a GPU and ncu are both present, and says so when it cannot: the

@@ -35,7 +35,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         ));
     }
     let sim = common.tools.gpgpusim()?;
-    let dir = RunDir::create(&s.out_base, None, "profile-sim", &common.style)?;
+    let dir = RunDir::create(&s.out_base, None, "profile-sim")?;
     // A source is built into the run folder, so the run keeps the very program it measured.
     let program = match &s.source {
         Some(src) => {
@@ -104,7 +104,7 @@ pub(crate) fn profile(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, &common.catalogue, &mut sources)?;
     results.worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
     record.save(&dir)?;
-    dir.save_results(&results)?;
+    dir.save(&crate::render::run_folder(&results, &common.style)?)?;
     tracing::info!(run = %dir.path.display(), "saved; `coalprof lines {}` names the lines", dir.path.display());
     super::print(&render(&results, common.format, &common.style)?)?;
     Ok(Exit::Ok)

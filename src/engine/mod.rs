@@ -21,6 +21,7 @@ use std::sync::{Condvar, Mutex};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::patterns::Pattern;
+use crate::render::{run_folder, Style};
 use crate::results::{Results, Row, WorstLine};
 use crate::store::RunDir;
 use crate::tools::ToolError;
@@ -133,7 +134,13 @@ struct State {
 /// Run `tasks` with `exec`, saving the run in `dir` after every task. Returns the run and the
 /// exit code its failed tasks call for; an error when the run had to stop (Ctrl-C, or no slot
 /// left that can run the rest) — what finished before is saved either way.
-pub(crate) fn drive(exec: &dyn Executor, tasks: Vec<Task>, dir: &RunDir, record: Record) -> Result<(Results, Exit)> {
+pub(crate) fn drive(
+    exec: &dyn Executor,
+    tasks: Vec<Task>,
+    dir: &RunDir,
+    style: &Style,
+    record: Record,
+) -> Result<(Results, Exit)> {
     record.save(dir)?;
     let slots = exec.slots().max(1);
     let total = tasks.len();
@@ -151,11 +158,12 @@ pub(crate) fn drive(exec: &dyn Executor, tasks: Vec<Task>, dir: &RunDir, record:
     };
     let shared = (Mutex::new(state), Condvar::new());
     if slots == 1 {
-        work(exec, 0, dir, &shared)?;
+        work(exec, 0, dir, style, &shared)?;
     } else {
         let shared = &shared;
         std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..slots).map(|slot| scope.spawn(move || work(exec, slot, dir, shared))).collect();
+            let handles: Vec<_> =
+                (0..slots).map(|slot| scope.spawn(move || work(exec, slot, dir, style, shared))).collect();
             for h in handles {
                 h.join().map_err(|_| Error::Internal("a worker of the run panicked".into()))??;
             }
@@ -164,7 +172,7 @@ pub(crate) fn drive(exec: &dyn Executor, tasks: Vec<Task>, dir: &RunDir, record:
     }
     let mut state = shared.0.into_inner().map_err(|_| Error::Internal("the run's state was poisoned".into()))?;
     finish(&mut state.results);
-    dir.save_results(&state.results)?;
+    dir.save(&run_folder(&state.results, style)?)?;
     tracing::info!(run = %dir.path.display(), tasks = total, "saved");
     if let Some(e) = state.stop {
         return Err(e);
@@ -186,7 +194,7 @@ pub(crate) fn drive(exec: &dyn Executor, tasks: Vec<Task>, dir: &RunDir, record:
 
 /// One slot's loop: take a task, run it, merge or classify, until the queue is empty (and no
 /// task can come back), the run stops, or the slot retires.
-fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, shared: &(Mutex<State>, Condvar)) -> Result<()> {
+fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, style: &Style, shared: &(Mutex<State>, Condvar)) -> Result<()> {
     let (lock, changed) = shared;
     let poisoned = || Error::Internal("the run's state was poisoned".into());
     let place = exec.slot_name(slot).map(|s| format!(" on {s}")).unwrap_or_default();
@@ -231,7 +239,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, shared: &(Mutex<State>, 
                 if new_facts {
                     s.record.save(dir)?;
                 }
-                dir.save_results(&s.results)?;
+                dir.save(&run_folder(&s.results, style)?)?;
                 match failed {
                     None => continue,
                     Some(e) => e,
@@ -244,7 +252,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, shared: &(Mutex<State>, 
                 if s.stop.is_none() {
                     s.stop = Some(e);
                 }
-                dir.save_results(&s.results)?;
+                dir.save(&run_folder(&s.results, style)?)?;
                 return Ok(());
             }
             Step::Requeue => {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{Executor, Outcome, Record, Task};
 use crate::error::{Error, Result};
 use crate::import::read_results_json;
-use crate::render::safe_name;
+use crate::names::safe_name;
 use crate::results::{Placement, Row};
 use crate::settings::{Common, RunSettings, SlurmSettings};
 use crate::store::RunDir;

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::measure::ProfilerSettings;
 use crate::patterns::{Pattern, Sizing};
 use crate::settings::{Backend, RunSettings};
+use crate::tools::ncu::ProfilerSettings;
 
 /// One Slurm task's settings (`coalprof task FILE`): the run's, resolved once by `run --slurm`,
 /// narrowed to one pattern and the task's own folder. Written by the engine, read back here, so

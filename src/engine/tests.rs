@@ -47,14 +47,12 @@ fn record() -> Record {
 
 fn dir() -> (tempfile::TempDir, RunDir) {
     let tmp = tempfile::tempdir().unwrap();
-    let d = RunDir::create(
-        tmp.path(),
-        Some("run"),
-        "model",
-        &crate::render::Style::new(&crate::metrics::Catalogue::builtin(), false),
-    )
-    .unwrap();
+    let d = RunDir::create(tmp.path(), Some("run"), "model").unwrap();
     (tmp, d)
+}
+
+fn style() -> Style {
+    Style::new(&crate::metrics::Catalogue::builtin(), false)
 }
 
 fn saved(d: &RunDir) -> Vec<String> {
@@ -90,7 +88,7 @@ fn rows_keep_the_tasks_order_whichever_place_finishes_first_and_every_task_is_sa
             Ok(rows_of(t.pattern))
         },
     };
-    let (results, exit) = drive(&exec, tasks(), &d, record()).unwrap();
+    let (results, exit) = drive(&exec, tasks(), &d, &style(), record()).unwrap();
     assert_eq!(exit, Exit::Ok);
     let names: Vec<&str> = results.rows.iter().map(|r| r.pattern.as_deref().unwrap()).collect();
     assert_eq!(names, ["coalesced", "stride", "gather"]);
@@ -106,7 +104,7 @@ fn a_failed_task_costs_only_itself_and_sets_the_exit_code() {
         slots: 1,
         run: |_, t: &Task| if t.pattern == Pattern::Stride { Err(failing()) } else { Ok(rows_of(t.pattern)) },
     };
-    let (results, exit) = drive(&exec, tasks(), &d, record()).unwrap();
+    let (results, exit) = drive(&exec, tasks(), &d, &style(), record()).unwrap();
     assert_eq!(exit, Exit::Input);
     assert_eq!(results.rows.len(), 2);
     assert_eq!(saved(&d), ["coalesced", "gather"]);
@@ -119,7 +117,7 @@ fn a_task_that_failed_after_saving_rows_keeps_them_and_still_fails() {
         slots: 1,
         run: |_, t: &Task| Ok(Outcome { failed: (t.pattern == Pattern::Gather).then(failing), ..rows_of(t.pattern) }),
     };
-    let (results, exit) = drive(&exec, tasks(), &d, record()).unwrap();
+    let (results, exit) = drive(&exec, tasks(), &d, &style(), record()).unwrap();
     assert_eq!(exit, Exit::Input);
     assert_eq!(results.rows.len(), 3);
 }
@@ -139,7 +137,7 @@ fn a_place_that_cannot_profile_hands_its_task_to_another_and_takes_no_more() {
             Ok(rows_of(t.pattern))
         },
     };
-    let (results, exit) = drive(&exec, tasks(), &d, record()).unwrap();
+    let (results, exit) = drive(&exec, tasks(), &d, &style(), record()).unwrap();
     assert_eq!(on_bad.load(Ordering::SeqCst), 1, "the bad place took one task and retired");
     assert_eq!(results.rows.len(), 3, "its task ran elsewhere");
     assert_eq!(exit, Exit::ProfilerUnavailable, "a GPU that could not profile is still reported");
@@ -158,13 +156,13 @@ fn with_no_place_left_the_run_stops_with_the_reason_and_keeps_what_finished() {
             }
         },
     };
-    let e = drive(&exec, tasks(), &d, record()).unwrap_err();
+    let e = drive(&exec, tasks(), &d, &style(), record()).unwrap_err();
     assert_eq!(e.to_string(), "no counter permission", "one place: its own error");
     assert_eq!(saved(&d), ["coalesced"]);
 
     let (_tmp, d) = dir();
     let exec = Fake { slots: 2, run: |_, _: &Task| Err(Error::unavailable("no counter permission", "h")) };
-    let e = drive(&exec, tasks(), &d, record()).unwrap_err();
+    let e = drive(&exec, tasks(), &d, &style(), record()).unwrap_err();
     assert!(e.to_string().starts_with("no GPU could run `"), "{e}");
     assert_eq!(e.exit(), Exit::ProfilerUnavailable);
 }
@@ -192,7 +190,7 @@ fn ctrl_c_in_any_form_stops_every_place_and_keeps_what_finished() {
                 }
             },
         };
-        let e = drive(&exec, tasks(), &d, record()).unwrap_err();
+        let e = drive(&exec, tasks(), &d, &style(), record()).unwrap_err();
         assert_eq!(e.exit(), Exit::Interrupted, "{e}");
         assert!(saved(&d).contains(&"coalesced".to_string()), "{:?}", saved(&d));
     }
@@ -214,7 +212,7 @@ fn a_place_that_fails_twice_in_a_row_retires_while_others_remain() {
             Ok(rows_of(t.pattern))
         },
     };
-    let (results, exit) = drive(&exec, tasks, &d, record()).unwrap();
+    let (results, exit) = drive(&exec, tasks, &d, &style(), record()).unwrap();
     assert_eq!(on_bad.load(Ordering::SeqCst), 2);
     assert_eq!(results.rows.len(), Pattern::ALL.len() - 2);
     assert_eq!(exit, Exit::Input);

@@ -11,7 +11,6 @@ pub(crate) mod rules;
 pub(crate) mod verdict;
 
 pub(crate) use baseline::Baseline;
-pub(crate) use rules::{compile_rules, RuleSpec};
+pub(crate) use rules::compile_rules;
 pub use rules::{parse_rules, Rule};
-pub(crate) use rules::{Direction, Directions};
 pub(crate) use verdict::{evaluate, Report, Verdict};

@@ -14,72 +14,22 @@
 //! Rules are read in order and, for the same (row, metric), a later rule overrides an earlier one
 //! key by key (gungraun's "last one wins"): a broad default can be tightened, loosened or turned
 //! into a warning for one kernel without repeating its other keys.
+//!
+//! An entry as written ([`RuleSpec`]) and which way a metric is better ([`Direction`]) are the
+//! catalogue's (`metrics.rs` reads them with the rest of the file); this module compiles them.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::error::Error;
+use crate::metrics::{rule_entries, RuleEntry};
 use crate::text::fmt_num;
 
-/// What happens when a check is violated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The gate fails (exit 1).
-    #[default]
-    Fail,
-    /// Reported everywhere, never fails the gate.
-    Warn,
-}
-
-/// Which way is better, for the gate and for findings: `direction` in `metrics.toml` (lower
-/// unless a metric says otherwise), or a `[[gate]]` rule's own `direction`.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Lower is better (sectors per request, amplification, wavefronts, conflicts).
-    #[default]
-    Lower,
-    /// Higher is better (sector efficiency, bandwidth, fraction of peak).
-    Higher,
-}
-
-/// Each catalogue metric's direction (metrics it does not name are lower-is-better).
-pub(crate) type Directions = std::collections::BTreeMap<String, Direction>;
-
-/// One `[[gate]]` entry exactly as written ([`parse_rules`] reads them with their line numbers).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleSpec {
-    /// Glob over row keys (`pattern/variant`) or kernel names; `re:<regex>` for a regex.
-    #[serde(rename = "match")]
-    pub pattern: String,
-    /// A metric name (`global_load_sectors_per_request`) or a glob over metric names (`*`).
-    pub metric: String,
-    /// Fail when the current value is above this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<f64>,
-    /// Fail when the current value is below this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<f64>,
-    /// Allowed change against the baseline: `"+5%"` (an increase of more than 5% regresses) or
-    /// `"-5%"` (a decrease of more than 5% regresses, for higher-is-better metrics).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regress: Option<String>,
-    /// Changes smaller than this (absolute, in the metric's unit) never regress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_delta: Option<f64>,
-    /// `fail` (default) or `warn`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub severity: Option<Severity>,
-    /// `lower` or `higher` is better; defaults to the metric's `direction` in `metrics.toml`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direction: Option<Direction>,
-}
+pub(crate) use crate::metrics::{Direction, Directions, RuleSpec, Severity};
 
 /// A relative limit: `+5%` is `{ fraction: 0.05, increase: true }`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -223,30 +173,19 @@ pub fn parse_rules(toml_text: &str, origin: &Path, directions: &Directions) -> R
     let doc: Document = toml::from_str(toml_text)
         .map_err(|e| Error::usage(format!("`{}`: {}", origin.display(), e.to_string().trim_end())))?;
     let specs = doc.gate.into_iter().map(|s| (s.span().start, s.into_inner())).collect();
-    compile_rules(specs, toml_text, origin, Arc::new(directions.clone()))
+    compile_rules(rule_entries(specs, toml_text), origin, Arc::new(directions.clone()))
 }
 
-/// Compile `[[gate]]` entries read from `toml_text`, each with the byte offset it starts at,
-/// as [`parse_rules`] does: the catalogue reads its own with the rest of the file, in one parse.
+/// Compile `[[gate]]` entries read from `origin`, each with its line, as [`parse_rules`] does:
+/// the catalogue reads its own with the rest of the file, in one parse, and keeps them as
+/// written for the settings to compile here.
 pub(crate) fn compile_rules(
-    specs: Vec<(usize, RuleSpec)>,
-    toml_text: &str,
+    entries: Vec<RuleEntry>,
     origin: &Path,
     directions: Arc<Directions>,
 ) -> Result<Vec<Rule>, Error> {
-    // Line numbers counted on from the previous rule's: the entries come in file order, and
-    // counting from the top for each was a pass over the file per rule.
-    let (mut at, mut line) = (0, 1);
-    specs
-        .into_iter()
-        .enumerate()
-        .map(|(i, (start, spec))| {
-            let start = start.min(toml_text.len());
-            if start < at {
-                (at, line) = (0, 1);
-            }
-            line += toml_text.as_bytes()[at..start].iter().filter(|&&b| b == b'\n').count();
-            at = start;
+    (entries.into_iter().enumerate())
+        .map(|(i, RuleEntry { line, spec })| {
             let location = Location { file: origin.to_path_buf(), line: Some(line) };
             compile(i + 1, spec, location, directions.clone())
         })

@@ -8,7 +8,6 @@ pub(crate) mod sim;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -27,7 +26,7 @@ use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{variants, Pattern, Sizing, Variant};
 use crate::results::{Metrics, Row};
 use crate::store::RunDir;
-use crate::tools::ncu::{profiling_started, Ncu, ProfileRequest};
+use crate::tools::ncu::{profiling_started, Ncu, ProfileRequest, ProfilerSettings};
 use crate::tools::process::{run_sync, Cmd};
 use crate::tools::ToolError;
 
@@ -37,19 +36,6 @@ pub(crate) fn profiled_metrics(catalogue: &Catalogue) -> String {
         .chain(crate::parse::csv::DEVICE_METRICS.iter().map(|m| m.to_string()))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// How to profile (ncu's own defaults unless asked otherwise).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ProfilerSettings {
-    pub cache_control: String,
-    pub clock_control: String,
-    /// Per process: a kernel that hangs is killed with its process group after this.
-    pub timeout: Duration,
-    pub warmup: u32,
-    pub repeats: u32,
-    /// `--backend sim`: GPGPU-Sim's functional or timing mode.
-    pub sim_mode: crate::tools::gpgpusim::SimMode,
 }
 
 /// One pattern measured: its rows and what the run learned about the device.
@@ -364,13 +350,6 @@ fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
         }
     }
     out
-}
-
-/// Where a run folder goes.
-pub(crate) fn runs_base(out: Option<&Path>, project: Option<&Path>) -> PathBuf {
-    out.map(Path::to_path_buf)
-        .or_else(|| project.map(|p| p.join("profiles")))
-        .unwrap_or_else(|| PathBuf::from("profiles"))
 }
 
 #[cfg(test)]

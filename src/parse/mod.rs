@@ -9,6 +9,7 @@ pub mod csv;
 mod diagnose;
 pub mod gpgpusim;
 pub mod ncu_rep;
+pub mod source_metrics;
 pub mod units;
 
 use std::sync::Arc;

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Exporter, Style};
 use crate::error::{Error, Result};
-use crate::gate::Direction;
+use crate::metrics::Direction;
 use crate::results::{Results, Row};
 
 /// `{benchmark: {measure: {value}}}`.

@@ -6,6 +6,7 @@ mod columns;
 mod compare;
 mod csv;
 pub(crate) mod fit;
+mod folder;
 pub(crate) mod gate;
 pub(crate) mod history;
 pub(crate) mod html;
@@ -17,97 +18,15 @@ mod table;
 mod worst;
 
 use crate::error::Result;
-use crate::metrics::Catalogue;
 use crate::results::Results;
 
+pub use crate::style::{Format, Style};
+
 pub(crate) use columns::{Column, Fmt};
+pub use folder::run_folder;
 /// SARIF of a line report, public for the schema test (`--sarif` writes it).
 pub use lines::sarif::sarif;
 pub(crate) use plot::{plot_files, plots};
-
-/// Output formats (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// The terminal table.
-    #[default]
-    Table,
-    /// Markdown for a review.
-    Markdown,
-    /// The results JSON (`coalprof/1`).
-    Json,
-    /// CSV: a line per row, every metric.
-    Csv,
-    /// One self-contained HTML page (inline CSS and SVG, nothing fetched).
-    Html,
-    /// Bencher Metric Format JSON (`bencher run --adapter json`).
-    Bencher,
-    /// github-action-benchmark's `customSmallerIsBetter` JSON: the lower-is-better metrics.
-    GithubBenchmark,
-    /// github-action-benchmark's `customBiggerIsBetter` JSON: the higher-is-better metrics.
-    GithubBenchmarkBigger,
-    /// An SVG trend (`history` only).
-    Svg,
-}
-
-impl Format {
-    /// The `--format` value, for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Markdown => "markdown",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Html => "html",
-            Format::Bencher => "bencher",
-            Format::GithubBenchmark => "github-benchmark",
-            Format::GithubBenchmarkBigger => "github-benchmark-bigger",
-            Format::Svg => "svg",
-        }
-    }
-
-    /// The usage error for a format `command` does not write.
-    pub(crate) fn unsupported(self, command: &str) -> crate::error::Error {
-        crate::error::Error::usage(format!("`{command}` does not write `--format {}`", self.name()))
-    }
-}
-
-/// How to render: what is not part of the data.
-#[derive(Debug, Clone)]
-pub struct Style {
-    /// ANSI colour (terminal table only).
-    pub color: bool,
-    /// The columns the human formats show, from the catalogue's `[[column]]`s.
-    pub columns: Vec<Column>,
-    /// Which way each metric is better (the catalogue's `direction`s): benchmark exports and
-    /// the regressions a comparison marks.
-    pub(crate) directions: crate::gate::Directions,
-    /// Each column metric's unit in `metrics.toml` (benchmark exports name it).
-    pub(crate) units: std::collections::BTreeMap<String, String>,
-    /// The width terminal tables fit (`COLUMNS`, the terminal's, else 100); `None` with
-    /// `--wide`: every column, as wide as it comes.
-    pub width: Option<usize>,
-}
-
-impl Style {
-    /// The catalogue's columns, with or without colour.
-    pub fn new(catalogue: &Catalogue, color: bool) -> Style {
-        let units = (catalogue.columns.iter())
-            .filter_map(|c| Some((c.key.clone(), catalogue.unit(&c.key)?.to_string())))
-            .collect();
-        Style { color, columns: catalogue.columns.clone(), directions: catalogue.directions(), units, width: None }
-    }
-
-    /// A style without the catalogue (its columns, directions and units are empty): colour
-    /// and width, all the verdict table uses.
-    pub(crate) fn plain(color: bool, width: Option<usize>) -> Style {
-        Style { color, columns: Vec::new(), directions: Default::default(), units: Default::default(), width }
-    }
-
-    /// The same style, fitting terminal tables to `width` characters (`None`: no limit).
-    pub fn with_width(self, width: Option<usize>) -> Style {
-        Style { width, ..self }
-    }
-}
 
 /// One output format.
 pub trait Exporter {
@@ -124,8 +43,8 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Csv => Box::new(csv::Csv),
         Format::Html => Box::new(html::Report { title: "coalprof results".into() }),
         Format::Bencher => Box::new(benchmark::Bencher),
-        Format::GithubBenchmark => Box::new(benchmark::GithubBenchmark(crate::gate::Direction::Lower)),
-        Format::GithubBenchmarkBigger => Box::new(benchmark::GithubBenchmark(crate::gate::Direction::Higher)),
+        Format::GithubBenchmark => Box::new(benchmark::GithubBenchmark(crate::metrics::Direction::Lower)),
+        Format::GithubBenchmarkBigger => Box::new(benchmark::GithubBenchmark(crate::metrics::Direction::Higher)),
         Format::Svg => Box::new(Unsupported(format)),
     }
 }
@@ -154,18 +73,6 @@ pub fn render_with_plots(results: &Results, format: Format, style: &Style) -> Re
         Format::Markdown => markdown::Markdown { plots: true }.render(results, style),
         _ => render(results, format, style),
     }
-}
-
-/// A file name from any kernel or run name: `/`, `<>`, `:`, `,`, spaces and the like become `_`.
-pub fn safe_name(s: &str) -> String {
-    let cleaned: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let trimmed = cleaned.trim_matches('.');
-    let mut out: String = trimmed.chars().take(120).collect();
-    if out.is_empty() {
-        out.push('_');
-    }
-    out
 }
 
 /// The exporter of the line report in `format`. Chosen here, above both `lines/` and `html/`,

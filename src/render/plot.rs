@@ -22,8 +22,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::columns::{groups, label};
-use super::safe_name;
 use crate::error::{Error, Result};
+use crate::names::safe_name;
 use crate::results::{Results, Row, Source};
 
 /// Size of every plot, in pixels.

@@ -11,6 +11,20 @@ use regex::Regex;
 use super::process::{run_sync, Captured, Cmd};
 use super::ToolError;
 
+/// How patterns are profiled, as the settings resolved it (ncu's own defaults unless asked
+/// otherwise): what `measure/` runs ncu, the timing run and GPGPU-Sim with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProfilerSettings {
+    pub cache_control: String,
+    pub clock_control: String,
+    /// Per process: a kernel that hangs is killed with its process group after this.
+    pub timeout: Duration,
+    pub warmup: u32,
+    pub repeats: u32,
+    /// `--backend sim`: GPGPU-Sim's functional or timing mode.
+    pub sim_mode: super::gpgpusim::SimMode,
+}
+
 /// One profiling run: what to collect, from which program, into which report.
 #[derive(Debug, Clone)]
 pub struct ProfileRequest {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use coalprof::lines::cubin::base_name;
-use coalprof::lines::instructions as names;
+use coalprof::parse::source_metrics as names;
 use serde_json::Value;
 
 use crate::util::{coalprof, fixture, json, real_ncu_report, root, OkStdout};

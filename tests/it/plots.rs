@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use coalprof::metrics::Catalogue;
-use coalprof::render::{render_with_plots, Format, Style};
+use coalprof::render::{render_with_plots, run_folder, Format, Style};
 use coalprof::results::Results;
 use coalprof::store::RunDir;
 use serde_json::json;
@@ -90,9 +90,9 @@ fn measured_results() -> Results {
 fn a_measured_run_folder_has_bandwidth_plots_and_a_small_report_links_them() {
     let dir = tempfile::tempdir().unwrap();
     let style = Style::new(&Catalogue::builtin(), false);
-    let run = RunDir::create(dir.path(), Some("measured"), "ncu", &style).unwrap();
+    let run = RunDir::create(dir.path(), Some("measured"), "ncu").unwrap();
     let results = measured_results();
-    run.save_results(&results).unwrap();
+    run.save(&run_folder(&results, &style).unwrap()).unwrap();
     let mut files: Vec<String> =
         std::fs::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     files.sort();

@@ -168,9 +168,19 @@ impl Framing {
 
     /// A message of `len` bytes (its length already read).
     pub(super) fn message_of_len<M: Message + Default>(&mut self, len: u32, what: &str) -> Result<M, ReadError> {
+        self.decoded(len, what, |b| M::decode(b))
+    }
+
+    /// `len` bytes turned into a message by `decode` (a decoder of coalprof's own).
+    pub(super) fn decoded<M>(
+        &mut self,
+        len: u32,
+        what: &str,
+        decode: impl FnOnce(&[u8]) -> Result<M, prost::DecodeError>,
+    ) -> Result<M, ReadError> {
         let start = self.offset;
         let bytes = self.bytes(len, what)?;
-        M::decode(bytes.as_slice()).map_err(|e| ReadError::at(start, format!("{what} does not parse: {e}")))
+        decode(&bytes).map_err(|e| ReadError::at(start, format!("{what} does not parse: {e}")))
     }
 
     /// Skip `len` bytes (payload items coalprof does not read).

@@ -141,6 +141,47 @@ impl From<ProfileResultLean> for ProfileResult {
     }
 }
 
+/// A [`MetricResult`]'s instances alone (the other fields skipped): read after the lean
+/// message for a metric whose instances are wanted.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(super) struct MetricInstances {
+    #[prost(message, repeated, tag = "3")]
+    pub instances: Vec<ListElement>,
+}
+
+/// Decode a [`ProfileResult`] with each metric's instances only where `instances(name_id)`
+/// says so. A report with source counters holds a few metrics with an instance per
+/// instruction among hundreds of others with instances per unit or sample; decoding every
+/// one of those was most of `lines`' time. The other metrics are read as the lean message
+/// reads them (the instances skipped without allocating), so a metric reads the same either
+/// way, but for its instances.
+pub(super) fn decode_result(
+    mut buf: &[u8],
+    instances: impl Fn(u32) -> bool,
+) -> Result<ProfileResult, prost::DecodeError> {
+    use prost::encoding::{check_wire_type, decode_key, decode_varint, DecodeContext, WireType};
+    use prost::Message;
+    let mut r = ProfileResult::default();
+    while !buf.is_empty() {
+        let (tag, wire_type) = decode_key(&mut buf)?;
+        if tag != 13 {
+            r.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
+            continue;
+        }
+        check_wire_type(WireType::LengthDelimited, wire_type)?;
+        let len = usize::try_from(decode_varint(&mut buf)?).unwrap_or(usize::MAX);
+        if len > buf.len() {
+            return Err(prost::DecodeError::new("buffer underflow"));
+        }
+        let (metric, rest) = buf.split_at(len);
+        buf = rest;
+        let lean = MetricResultLean::decode(metric)?;
+        let instances = if instances(lean.name_id) { MetricInstances::decode(metric)?.instances } else { Vec::new() };
+        r.metrics.push(MetricResult { name_id: lean.name_id, value: lean.value, instances });
+    }
+    Ok(r)
+}
+
 #[derive(Clone, Copy, PartialEq, prost::Message)]
 pub(super) struct Uint64x3 {
     #[prost(uint64, tag = "1")]

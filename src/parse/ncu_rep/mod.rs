@@ -159,8 +159,9 @@ impl Launches {
     }
 
     /// Yield the launch records with only the metrics `keep` wants, and every launch's source
-    /// counters whole (instanced metrics, modules): what the per-line sums read, without
-    /// turning the hundreds of other metrics of each launch into values.
+    /// counters (the modules, and the instances of the per-instruction metrics in
+    /// [`crate::parse::source_metrics`]): what the per-line sums read, without turning the
+    /// hundreds of other metrics of each launch, or their instances, into values.
     pub fn source_counters_only(mut self, keep: Keep) -> Launches {
         self.keep = Some(keep);
         self.instanced = true;
@@ -232,10 +233,17 @@ impl Launches {
                         entry.sm_revision = m.sm_revision.or(entry.sm_revision);
                     }
                     "a result" => {
-                        let result: ProfileResult = if self.keep.is_some() && !self.instanced {
-                            self.framing.message_of_len::<ProfileResultLean>(len, what)?.into()
-                        } else {
-                            self.framing.message_of_len(len, what)?
+                        let result: ProfileResult = match (&self.keep, self.instanced) {
+                            (None, _) => self.framing.message_of_len(len, what)?,
+                            (Some(_), false) => self.framing.message_of_len::<ProfileResultLean>(len, what)?.into(),
+                            // Instances only of what the source counters read; a name a later
+                            // string table adds is not known yet, so its instances are kept
+                            // (`records::convert` drops them if unwanted).
+                            (Some(_), true) => {
+                                let names = &self.names;
+                                let wanted = |id: u32| names.get(id as usize).is_none_or(|n| n.instanced);
+                                self.framing.decoded(len, what, |b| messages::decode_result(b, wanted))?
+                            }
                         };
                         let ctx = Context { id: self.next_id, process: self.process.clone() };
                         self.next_id += 1;

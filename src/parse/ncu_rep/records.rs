@@ -10,6 +10,7 @@ use prost::Message;
 use super::messages::{NvtxState, ProfileResult, SourceData};
 use super::units::ncu_unit;
 use crate::parse::csv::Keep;
+use crate::parse::source_metrics;
 use crate::parse::units::{scale, Scale};
 use crate::parse::{LaunchRecord, SourceCounters, Value};
 
@@ -75,18 +76,23 @@ pub(super) struct Name {
     /// The unit its values are read in, when the caller wants this metric in its records (a
     /// report names thousands of metrics; only the kept ones' values are read).
     pub kept: Option<Scale>,
+    /// Whether its instances are read: every metric's when nothing is filtered, else only the
+    /// per-instruction metrics the source counters carry (`parse::source_metrics`).
+    pub instanced: bool,
 }
 
 impl Name {
     pub(super) fn new(name: String, keep: Option<&Keep>) -> Name {
         let kept = keep.is_none_or(|k| k.wants(&name)).then(|| scale(ncu_unit(&name)));
-        Name { kept, name: Arc::from(name) }
+        let instanced = keep.is_none() || source_metrics::is_read(&name);
+        Name { kept, instanced, name: Arc::from(name) }
     }
 }
 
 /// Build the record. `names` must cover every index (checked by the caller, which also keeps
-/// one `Arc<str>` per name so that records share them). With `instanced`, a metric with
-/// per-instruction values goes into the source counters even when the record does not keep it.
+/// one `Arc<str>` per name so that records share them). With `instanced_too`, the instances of
+/// a metric whose name reads them ([`Name::instanced`]) go into the source counters, whether or
+/// not the record keeps its value.
 pub(super) fn convert(
     r: ProfileResult,
     names: &[Name],
@@ -98,13 +104,14 @@ pub(super) fn convert(
     let mut counters = SourceCounters::default();
     let mut instanced = Vec::new();
     for m in r.metrics {
-        let Name { name, kept } = &names[m.name_id as usize];
+        let Name { name, kept, instanced: read_instances } = &names[m.name_id as usize];
         let name = name.clone();
-        if &*name == "launch__function_pcs" {
+        if &*name == source_metrics::FUNCTION_PCS {
             counters.function_pcs = function_pcs(&m);
         }
+        let has_instances = *read_instances && !m.instances.is_empty();
         let Some(unit) = *kept else {
-            if instanced_too && !m.instances.is_empty() {
+            if instanced_too && has_instances {
                 instanced.push((name.clone(), instance_pairs(&m)));
             }
             continue;
@@ -123,7 +130,7 @@ pub(super) fn convert(
             },
             None => Value::Missing(String::new()),
         };
-        if !m.instances.is_empty() {
+        if has_instances {
             instanced.push((name.clone(), instance_pairs(&m)));
         }
         metrics.push((name, value));
@@ -134,7 +141,7 @@ pub(super) fn convert(
     let starts: Vec<u64> = counters.function_pcs.iter().copied().filter(|&pc| pc > 0).collect();
     let is_pc = |c: u64| starts.iter().any(|&pc| c >= pc && c - pc < 1 << 32);
     let (placed, other): (Vec<_>, Vec<_>) = (instanced.into_iter())
-        .filter(|(n, _)| &**n != "launch__function_pcs")
+        .filter(|(n, _)| &**n != source_metrics::FUNCTION_PCS)
         .partition(|(_, pairs)| !pairs.is_empty() && pairs.iter().all(|(c, _)| is_pc(*c)));
     counters.instanced = placed;
     counters.unplaced = other.into_iter().map(|(n, _)| n).filter(|n| SOURCE_METRICS.contains(&&**n)).collect();

@@ -4,7 +4,7 @@
 
 use prost::Message;
 
-use super::messages::{BlockHeader, FileHeader, MetricResult, MetricValue, ProfileResult, StringTable};
+use super::messages::{BlockHeader, FileHeader, ListElement, MetricResult, MetricValue, ProfileResult, StringTable};
 use super::{from_bytes, ReadError};
 use crate::parse::Value;
 
@@ -125,4 +125,56 @@ fn a_huge_length_allocates_nothing_and_names_its_offset() {
         err,
         format!("byte {}: a block header is {} bytes long but only 16 bytes are left in the file", at + 4, u32::MAX)
     );
+}
+
+/// A metric whose instances are (PC, value) pairs.
+fn instanced(name_id: u32, pairs: &[(u64, f64)]) -> MetricResult {
+    MetricResult {
+        name_id,
+        value: Some(MetricValue { double: Some(pairs.len() as f64), ..Default::default() }),
+        instances: pairs
+            .iter()
+            .map(|&(pc, v)| ListElement {
+                correlation_id: Some(MetricValue { uint64: Some(pc), ..Default::default() }),
+                value: Some(MetricValue { double: Some(v), ..Default::default() }),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn source_counters_decode_the_instances_of_the_per_instruction_metrics_only() {
+    let pcs = [(0x1000, 2.0), (0x1010, 5.0)];
+    let launch = ProfileResult {
+        demangled: "k".into(),
+        metrics: vec![
+            instanced(0, &[(0, 0x1000 as f64)]),
+            instanced(1, &pcs),
+            // Per-PC instances, but not a metric the per-line sums read.
+            instanced(2, &pcs),
+            // Named by a later block: not known while the result is decoded.
+            instanced(3, &pcs),
+        ],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let bytes = report(
+        7,
+        &[
+            block(names(&["launch__function_pcs", "inst_executed", "smsp__pcsamp_sample_count"]), &[], &[]),
+            block(results_header(1), &[launch], &[]),
+            block(names(&["memory_type"]), &[], &[]),
+        ],
+    );
+    let read = |l: super::Launches| l.map(|l| l.unwrap().source).next().unwrap();
+    let names = |sc: &crate::parse::SourceCounters| sc.instanced.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>();
+    let all = read(from_bytes(bytes.clone()).unwrap());
+    assert_eq!(names(&all), ["inst_executed", "smsp__pcsamp_sample_count", "memory_type"]);
+    let keep = crate::parse::csv::Keep::Only(Default::default());
+    let lines = read(from_bytes(bytes).unwrap().source_counters_only(keep));
+    assert_eq!(names(&lines), ["inst_executed", "memory_type"]);
+    assert_eq!(lines.function_pcs, [0x1000]);
+    for (name, pairs) in &lines.instanced {
+        assert_eq!(pairs, &pcs, "{name}");
+    }
 }

@@ -3,7 +3,7 @@
 
 use super::grid::{base_name_note, cell, groups, name};
 use crate::compare::Comparison;
-use crate::gate::Direction;
+use crate::metrics::Direction;
 use crate::render::html::{compare, Change, CompareCell, CompareGroup, CompareInput, CompareRow};
 use crate::render::Style;
 

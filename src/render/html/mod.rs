@@ -76,7 +76,7 @@ pub(crate) fn cell_class(extra: Option<Severity>) -> String {
 
 /// An `id` for a section from any name.
 pub(crate) fn anchor(prefix: &str, name: &str) -> String {
-    format!("{prefix}-{}", super::safe_name(name))
+    format!("{prefix}-{}", crate::names::safe_name(name))
 }
 
 /// Standard base64 with padding (the CSP hash; no crate for twenty lines).

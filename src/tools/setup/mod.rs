@@ -14,13 +14,13 @@ pub(crate) mod sim;
 pub(crate) mod stage;
 
 use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::home::ToolHome;
 use super::process::{self, Captured, Cmd};
 use super::ToolError;
-use crate::exit::Exit;
+pub use crate::error::SetupError;
 
 /// What `coalprof setup` can install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,59 +71,6 @@ pub(crate) struct Request {
     pub vendor: Option<PathBuf>,
     /// The `HOME` ncu is run with to check it (it deploys section files there).
     pub user_home: Option<PathBuf>,
-}
-
-/// Why setup cannot go on (exit 3, or 130 for Ctrl-C).
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    /// Something this machine lacks, or an input that is wrong: what, and the fix.
-    #[error("{message}")]
-    Cannot {
-        /// What is missing or wrong, in the user's words.
-        message: String,
-        /// The command that fixes it, when one is known.
-        hint: Option<String>,
-    },
-    /// A program setup ran failed (or Ctrl-C stopped it).
-    #[error(transparent)]
-    Tool(#[from] ToolError),
-    /// A file or folder in the tool home could not be written.
-    #[error("cannot write `{}`", path.display())]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-}
-
-impl SetupError {
-    /// Something missing or wrong, with its fix.
-    pub(crate) fn cannot(message: impl Into<String>, hint: impl Into<String>) -> SetupError {
-        SetupError::Cannot { message: message.into(), hint: Some(hint.into()) }
-    }
-
-    /// A write under `path` that failed.
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> SetupError {
-        SetupError::Io { path: path.to_path_buf(), source }
-    }
-
-    /// The exit code: 130 for Ctrl-C, else 3 (the README's table: a tool that failed).
-    pub fn exit(&self) -> Exit {
-        match self {
-            SetupError::Tool(ToolError::Interrupted { .. }) => Exit::Interrupted,
-            _ => Exit::Input,
-        }
-    }
-
-    /// The fix, when one is known.
-    pub fn hint(&self) -> Option<&str> {
-        match self {
-            SetupError::Cannot { hint, .. } => hint.as_deref(),
-            SetupError::Tool(e) => e.hint(),
-            SetupError::Io { .. } => None,
-        }
-    }
 }
 
 /// What a step's result looks like now.
@@ -267,6 +214,7 @@ pub(crate) fn seconds(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Exit;
 
     #[test]
     fn the_fix_for_a_missing_package_is_sudo_unless_root() {
