@@ -112,7 +112,7 @@ pub(crate) fn render_compare(c: &crate::compare::Comparison, format: Format, sty
         Format::Csv => compare::csv::render(c),
         Format::Markdown => Ok(compare::grid::markdown(c)),
         Format::Table => Ok(compare::grid::table(c, style)),
-        Format::Html => Ok(compare::html::page(c, style)),
+        Format::Html => Ok(html::compare(c, style)),
         other => Err(other.unsupported("compare")),
     }
 }

@@ -3,26 +3,21 @@
 //! reference, as in the terminal, and each change is marked better or worse by the metric's
 //! direction in `metrics.toml` (a worse one is a regression).
 //!
-//! `render/compare/html.rs` builds the model below from the grid (which owns the cell texts);
-//! this file only lays it out.
+//! `compare` builds the model below from the grid (`render/compare/grid.rs`, which owns the
+//! cell texts); `layout` lays it out.
 
 use maud::html;
 
 use super::{anchor, page};
+use crate::compare::{Comparison, Input};
+use crate::metrics::Direction;
 use crate::render::columns::Severity;
-
-/// One column group's input.
-#[derive(Debug, Clone)]
-pub(crate) struct CompareInput {
-    pub label: String,
-    pub gpu: Option<String>,
-    pub arch: Option<String>,
-    pub path: String,
-}
+use crate::render::compare::grid::{base_name_note, cell, groups, name};
+use crate::render::Style;
 
 /// How a value moved against the reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Change {
+enum Change {
     /// The reference's own cell, or nothing to compare.
     None,
     Same,
@@ -32,32 +27,69 @@ pub(crate) enum Change {
 
 /// One cell: the exact value, the terminal's text, the change.
 #[derive(Debug, Clone)]
-pub(crate) struct CompareCell {
-    pub value: Option<f64>,
-    pub text: String,
-    pub change: Change,
+struct CompareCell {
+    value: Option<f64>,
+    text: String,
+    change: Change,
 }
 
 /// One matched row.
 #[derive(Debug, Clone)]
-pub(crate) struct CompareRow {
-    pub key: String,
-    pub name: String,
+struct CompareRow {
+    key: String,
+    name: String,
     /// Per input, one cell per shown metric.
-    pub cells: Vec<Vec<CompareCell>>,
+    cells: Vec<Vec<CompareCell>>,
     /// Why the row was paired by base name only (the kernel of each input), marked `†`.
-    pub base_name: Option<String>,
+    base_name: Option<String>,
 }
 
 /// One pattern's table (user kernels form one, `pattern` None).
 #[derive(Debug, Clone)]
-pub(crate) struct CompareGroup {
-    pub pattern: Option<String>,
-    pub rows: Vec<CompareRow>,
+struct CompareGroup {
+    pattern: Option<String>,
+    rows: Vec<CompareRow>,
+}
+
+/// The page of `c`: the grid's own cell texts (`render/compare/grid.rs`), each later input's
+/// change marked better or worse by the metric's direction.
+pub(crate) fn compare(c: &Comparison, style: &Style) -> String {
+    let shown: Vec<(String, String)> = c.shown.iter().map(|s| (s.key.clone(), s.header.clone())).collect();
+    let groups: Vec<CompareGroup> = (groups(c).into_iter())
+        .map(|(pattern, rows)| CompareGroup {
+            pattern: pattern.map(str::to_string),
+            rows: (rows.into_iter())
+                .map(|r| CompareRow {
+                    key: r.key.clone(),
+                    name: name(c, r),
+                    base_name: base_name_note(c, r, usize::MAX),
+                    cells: (0..c.inputs.len())
+                        .map(|i| {
+                            (c.shown.iter())
+                                .map(|s| {
+                                    let value = r.values[i].as_ref().and_then(|m| m.get(&s.key)).copied();
+                                    let dir = style.directions.get(&s.key).copied().unwrap_or_default();
+                                    let change = match r.deltas.get(i).and_then(|d| d.get(&s.key)) {
+                                        _ if i == 0 => Change::None,
+                                        Some(d) if *d == 0.0 => Change::Same,
+                                        Some(d) if (*d > 0.0) == (dir == Direction::Lower) => Change::Worse,
+                                        Some(_) => Change::Better,
+                                        None => Change::None,
+                                    };
+                                    CompareCell { value, text: cell(r, i, s), change }
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    layout(&c.inputs, &shown, &groups)
 }
 
 /// The comparison, laid out: inputs, shown metrics (key, header), groups.
-pub(crate) fn compare(inputs: &[CompareInput], shown: &[(String, String)], groups: &[CompareGroup]) -> String {
+fn layout(inputs: &[Input], shown: &[(String, String)], groups: &[CompareGroup]) -> String {
     let title = inputs.iter().map(|i| i.label.as_str()).collect::<Vec<_>>().join(" vs ");
     let regressions = (groups.iter().flat_map(|g| &g.rows).flat_map(|r| r.cells.iter().flatten()))
         .filter(|c| c.change == Change::Worse)

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::render::columns::Severity;
 
 pub(crate) use check::check;
-pub(crate) use compare::{compare, Change, CompareCell, CompareGroup, CompareInput, CompareRow};
+pub(crate) use compare::compare;
 pub(crate) use history::history;
 pub(crate) use lines::{Context, Lines};
 pub(crate) use results::Report;
