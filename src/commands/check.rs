@@ -176,16 +176,17 @@ pub(crate) fn run_printing(
     report.code = code;
     let mut errors = Vec::new();
     let text = crate::render::render_check(&report, format, &Style::plain(settings.color, settings.width))?;
-    let json = matches!(format, Format::Json | Format::Html);
+    // JSON and HTML are the formats with a shape of their own; every other is the table.
+    let table = !matches!(format, Format::Json | Format::Html);
     // Beside annotations, the table is fenced: nothing in it can be read as a workflow command.
-    let text = if settings.github && !json { github::fenced(&text) } else { text };
+    let text = if settings.github && table { github::fenced(&text) } else { text };
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         errors.push(Error::write("<stdout>", e));
     }
     if settings.github {
         // Workflow commands after the table; beside JSON or HTML on stdout they would break
         // `jq` or the page, so they go to stderr, which the Actions runner reads for commands too.
-        let sink: &mut dyn Write = if json { log } else { out };
+        let sink: &mut dyn Write = if table { out } else { log };
         if let Err(e) = sink.write_all(github::annotations(&report).as_bytes()).and_then(|()| sink.flush()) {
             errors.push(Error::write("<stdout>", e));
         }
