@@ -17,12 +17,11 @@ use crate::frame::findings::against_model;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest;
 use crate::frame::{Derivation, Frame};
-use crate::import::RepReader;
+use crate::import::{open_report, read_error, Content, Open, RepReader};
 
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
 use crate::parse::csv::{self as ncu_csv, Keep};
-use crate::parse::ncu_rep::{self, ReadError};
 use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{variants, Pattern, Sizing, Variant};
 use crate::results::{Metrics, Row};
@@ -287,9 +286,9 @@ fn time_variants(
     Ok(entries.into_iter().filter_map(|e| Some((e.variant, e.time_ms? / 1e3))).collect())
 }
 
-/// The launches of a report this run wrote: read natively, or through `ncu --import` under
-/// `--reader ncu` or for a format version the native reader does not know (the CSV is then
-/// kept beside the report).
+/// The launches of a report this run wrote, opened as every report is
+/// ([`crate::import::open_report`]: natively; through `ncu --import` under `--reader ncu` or for
+/// a format version the native reader does not know, the CSV then kept beside the report).
 fn report_records(
     report: &Path,
     ncu: &Ncu,
@@ -298,23 +297,19 @@ fn report_records(
     dir: &RunDir,
     stem: &str,
 ) -> Result<Vec<LaunchRecord>> {
-    if rep_reader == RepReader::Native {
-        let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
-        match ncu_rep::open(report).map(|l| l.records_only(keep)) {
-            Ok(launches) => {
-                let records = launches.map(|l| l.map(|l| l.record)).collect::<std::result::Result<Vec<_>, _>>();
-                return records.map_err(|e| Error::input(report, e.to_string()));
-            }
-            Err(ReadError::UnknownVersion { version }) => crate::messages::warning(format!(
-                "{}: report format version {version} is not one the native reader knows; reading it with `ncu --import`",
-                report.display()
-            )),
-            Err(e) => return Err(Error::input(report, e.to_string())),
+    let find_ncu = || Ok(ncu.clone());
+    let opened = open_report(report, Open::Fallback { reader: rep_reader, ncu: &find_ncu })?;
+    match opened.content {
+        Content::Native(launches) => {
+            let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
+            let records = launches.records_only(keep).map(|l| l.map(|l| l.record));
+            records.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| read_error(report, e))
+        }
+        Content::Csv { text, .. } => {
+            let csv = dir.write(&format!("{stem}.csv"), text.as_bytes())?;
+            parse_records(&text, catalogue).map_err(|m| Error::input(csv, m))
         }
     }
-    let csv = ncu.import_raw(report)?;
-    dir.write(&format!("{stem}.csv"), csv.as_bytes())?;
-    parse_records(&csv, catalogue).map_err(|m| Error::input(dir.file(&format!("{stem}.csv")), m))
 }
 
 fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, String> {
