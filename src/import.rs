@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::frame::launches::{Grouping, Launches};
+use crate::frame::launches::{rows_of, Grouping};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::csv::{self, Keep, ParseError};
@@ -203,7 +203,8 @@ impl Reader<'_> {
         })
     }
 
-    /// Records (from either parser) → the results frame → derived results.
+    /// Records (from either parser) → rows ([`rows_of`]: sanity, grouping, derivation) →
+    /// results; the first read error ends the records and is the error.
     fn results<E>(
         &self,
         records: impl Iterator<Item = std::result::Result<LaunchRecord, E>>,
@@ -211,22 +212,20 @@ impl Reader<'_> {
         rank: Option<u32>,
     ) -> std::result::Result<Results, RowsError<E>> {
         let names = self.catalogue.ncu_names();
-        let mut launches = Launches::new(&names, self.grouping);
-        for rec in records {
-            let rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
-            launches.push(rec).map_err(RowsError::Other)?;
+        let mut failed = None;
+        let records = records.map_while(|r| r.map_err(|e| failed = Some(e)).ok());
+        let ranked = records.map(|rec| LaunchRecord { rank, ..rec });
+        let made = rows_of(ranked, &names, self.grouping, self.derivation, (Source::Measured, None));
+        if let Some(e) = failed {
+            return Err(RowsError::Read(e));
         }
-        let (frame, facts, suspects) = launches.finish().map_err(RowsError::Other)?;
-        if frame.height() == 0 {
+        let (rows, notices, facts) = made.map_err(RowsError::Other)?;
+        if rows.is_empty() {
             return Err(RowsError::Other(Error::nothing_matched(
                 format!("{}: the report holds no kernel launches", path.display()),
                 Some("check the profiler's filters (`--kernel`, `--launch-skip`)".into()),
             )));
         }
-        let derived = self.derivation.derive(frame).map_err(RowsError::Other)?;
-        let mut rows = derived.into_rows(Source::Measured).map_err(RowsError::Other)?;
-        let mut notices = self.derivation.discard(&mut rows, &suspects);
-        notices.extend(self.derivation.notices(&mut rows));
         let provenance = Provenance {
             coalprof: env!("CARGO_PKG_VERSION").into(),
             backend: "import".into(),

@@ -12,7 +12,7 @@ use polars::prelude::*;
 
 use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS, RANK};
 use super::sanity::{Sanity, Suspect};
-use super::{polars_error, Frame};
+use super::{polars_error, Backend, Derivation, Frame};
 use crate::error::Result;
 use crate::metrics::{Kind, Mapped};
 use crate::parse::{units, LaunchRecord, Value};
@@ -240,6 +240,32 @@ impl<'a> Launches<'a> {
         let df = DataFrame::new(columns).map_err(polars_error)?;
         Ok((Frame(df), self.facts, self.suspects))
     }
+}
+
+/// Records → rows where no manifest joins them (a report, a user's program in the simulator):
+/// each record through the sanity check into its group ([`Launches`]), the derivation, rows of
+/// `source`, broken counters out; the notices say what the rows lack (as `backend`'s, where it
+/// never measures a counter). No records, no rows. The way of a built-in pattern, with its
+/// manifest and model, is `measure::Rows::pattern_rows`.
+pub(crate) fn rows_of(
+    records: impl Iterator<Item = LaunchRecord>,
+    names: &HashMap<String, Mapped>,
+    grouping: Grouping,
+    derivation: &Derivation,
+    (source, backend): (Source, Option<&Backend>),
+) -> Result<(Vec<Row>, Vec<String>, DeviceFacts)> {
+    let mut launches = Launches::new(names, grouping);
+    for rec in records {
+        launches.push(rec)?;
+    }
+    let (frame, facts, suspects) = launches.finish()?;
+    if frame.height() == 0 {
+        return Ok((Vec::new(), Vec::new(), facts));
+    }
+    let mut rows = derivation.derive(frame)?.into_rows(source)?;
+    let mut notices = derivation.discard(&mut rows, &suspects);
+    notices.extend(derivation.notices_by(&mut rows, backend));
+    Ok((rows, notices, facts))
 }
 
 /// Where a record's metric lands in a row's values: the slot, and the unit to assume when
