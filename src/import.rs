@@ -1,6 +1,9 @@
 //! Reading what the user points coalprof at: an ncu CSV (any page, any version), an
 //! `.ncu-rep`/`.ncu-repz` report (read natively; `ncu --import` for a format version the native
 //! reader does not know, or when asked), a `results.json`, or a run folder.
+//!
+//! [`open_report`] is the one place a report is opened, for every command (`run`'s reports in
+//! `measure/` and `lines`' too).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};

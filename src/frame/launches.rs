@@ -335,6 +335,25 @@ mod tests {
     }
 
     #[test]
+    fn one_key_groups_per_kernel_and_shape_and_per_launch_keeps_each() {
+        let key = |kernel: &str, grid: u32| {
+            let mut r = LaunchRecord { grid: Some([grid, 1, 1]), rank: Some(1), ..rec(0, 0.0) };
+            r.kernel = kernel.into();
+            LaunchKey::take(&mut r)
+        };
+        let mut g = Grouper::new(Grouping::PerKernel);
+        assert_eq!(g.group(key("a", 1)), (0, true));
+        assert_eq!(g.group(key("a", 1)), (0, false));
+        assert_eq!(g.group(key("a", 2)), (1, true), "another grid is another group");
+        assert_eq!(g.group(key("b", 1)), (2, true));
+        assert_eq!(g.group(key("a", 1)), (0, false), "not only the last group is found");
+        assert_eq!((g.key(1).kernel.as_str(), g.key(1).grid, g.key(1).rank), ("a", Some([2, 1, 1]), Some(1)));
+        let mut g = Grouper::new(Grouping::PerLaunch);
+        assert_eq!(g.group(key("a", 1)), (0, true));
+        assert_eq!(g.group(key("a", 1)), (1, true));
+    }
+
+    #[test]
     fn ratios_are_averaged_weighted_by_launches_not_summed() {
         let ratio = |launches: u64, v: f64| LaunchRecord {
             launches,

@@ -1,7 +1,9 @@
 //! `coalprof run`'s pipeline for the ncu backend, one pattern at a time: profile the pattern's
-//! executable under ncu (one process for all its variants), read the report (natively), join it to the
-//! launch manifest, time the variants with CUDA events outside the profiler, derive, predict,
-//! and save. Each finished pattern is on disk before the next one starts.
+//! executable under ncu (one process for all its variants), read the report (natively, through
+//! `import::open_report`), join it to the launch manifest, time the variants with CUDA events
+//! outside the profiler, derive, predict, and save. Each finished pattern is on disk before the
+//! next one starts. From records to rows a simulated pattern ([`sim`]) takes the same way,
+//! [`Rows::pattern_rows`].
 
 pub(crate) mod sim;
 
