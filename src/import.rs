@@ -1,13 +1,16 @@
 //! Reading what the user points coalprof at: an ncu CSV (any page, any version), an
 //! `.ncu-rep`/`.ncu-repz` report (read natively; `ncu --import` for a format version the native
 //! reader does not know, or when asked), a `results.json`, or a run folder.
+//!
+//! [`open_report`] is the one place a report is opened, for every command (`run`'s reports in
+//! `measure/` and `lines`' too).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::frame::launches::{Grouping, Launches};
+use crate::frame::launches::{rows_of, Grouping};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::csv::{self, Keep, ParseError};
@@ -69,6 +72,77 @@ pub enum RepReader {
 /// reader reads never looks for ncu).
 pub(crate) type FindNcu<'a> = &'a dyn Fn() -> std::result::Result<Ncu, ToolError>;
 
+/// How [`open_report`] may read a report.
+#[derive(Clone, Copy)]
+pub(crate) enum Open<'a> {
+    /// The native reader, and `ncu --import` for a format version it does not know (or
+    /// always, under [`RepReader::Ncu`]); `ncu` is called only then.
+    Fallback { reader: RepReader, ncu: FindNcu<'a> },
+    /// The native reader only: for what needs the per-instruction counters, which only it
+    /// reads (`lines`).
+    NativeOnly,
+}
+
+/// An opened report: what it holds, and the rank its file name states ([`rank_of`]).
+pub(crate) struct Opened {
+    pub content: Content,
+    pub rank: Option<u32>,
+}
+
+/// A report's launches as one of the two readers gives them.
+pub(crate) enum Content {
+    /// The native reader's stream (the caller chooses what it keeps of each launch).
+    Native(ncu_rep::Launches),
+    /// `ncu --import R --csv --page raw --print-units base`'s text, and the ncu that wrote it.
+    Csv { text: String, ncu: Ncu },
+}
+
+/// Open an `.ncu-rep` report: the one place every command does (natively, then through the ncu
+/// fallback with one warning, as `mode` allows). Errors name the report; a stream's later
+/// read errors are the caller's, through [`read_error`].
+pub(crate) fn open_report(path: &Path, mode: Open<'_>) -> Result<Opened> {
+    let rank = rank_of(path);
+    let ncu = match mode {
+        Open::Fallback { reader: RepReader::Ncu, ncu } => ncu,
+        Open::Fallback { reader: RepReader::Native, ncu } => match ncu_rep::open(path) {
+            Ok(launches) => return Ok(Opened { content: Content::Native(launches), rank }),
+            Err(ReadError::UnknownVersion { version }) => {
+                crate::messages::warning(format!(
+                    "{}: report format version {version} is not one the native reader knows ({}); \
+                     reading it with `ncu --import` instead",
+                    path.display(),
+                    ncu_rep::FORMAT_VERSION
+                ));
+                ncu
+            }
+            Err(e) => return Err(read_error(path, e)),
+        },
+        Open::NativeOnly => {
+            let launches = ncu_rep::open(path).map_err(|e| match e {
+                ReadError::UnknownVersion { .. } => {
+                    read_error(path, e).with_hint("`lines` reads reports natively only; no ncu fallback")
+                }
+                e => read_error(path, e),
+            })?;
+            return Ok(Opened { content: Content::Native(launches), rank });
+        }
+    };
+    let ncu = ncu().map_err(|e| {
+        Error::unavailable(
+            format!("reading `{}` with `ncu --import` needs ncu: {e}", path.display()),
+            "run `coalprof setup ncu` or install Nsight Compute, or export CSV where ncu is \
+             (`ncu --import REPORT --csv --page raw --print-units base > report.csv`) and analyze that",
+        )
+    })?;
+    let text = ncu.import_raw(path)?;
+    Ok(Opened { content: Content::Csv { text, ncu }, rank })
+}
+
+/// The native reader's error on `path`.
+pub(crate) fn read_error(path: &Path, e: ReadError) -> Error {
+    Error::input(path, e.to_string())
+}
+
 /// How to read reports: the catalogue, grouping, and how to read `.ncu-rep`.
 pub(crate) struct Reader<'a> {
     pub catalogue: &'a Catalogue,
@@ -83,17 +157,14 @@ impl Reader<'_> {
     /// Read one input into results (derived metrics included).
     pub(crate) fn read(&self, path: &Path) -> Result<Results> {
         match kind(path)? {
-            Kind::Csv if path == Path::new("-") => self.read_csv(BufReader::new(std::io::stdin().lock()), path),
+            Kind::Csv if path == Path::new("-") => self.read_csv(BufReader::new(std::io::stdin().lock()), path, None),
             Kind::Csv => {
                 let f = File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
                 // Smaller than the fast path's chunk reads (`parse::csv::chunks`), which then go
                 // straight from the file into the chunk instead of through this buffer.
-                self.read_csv(BufReader::with_capacity(64 << 10, f), path)
+                self.read_csv(BufReader::with_capacity(64 << 10, f), path, rank_of(path))
             }
-            Kind::NcuRep => match self.rep_reader {
-                RepReader::Ncu => self.read_rep_with_ncu(path),
-                RepReader::Native => self.read_rep_native(path),
-            },
+            Kind::NcuRep => self.read_rep(path),
             Kind::ResultsJson => read_results_json(path),
             Kind::RunDir => read_results_json(&results_file(path)?),
         }
@@ -103,80 +174,61 @@ impl Reader<'_> {
         Keep::Only(self.catalogue.ncu_names().into_keys().collect())
     }
 
-    /// The native reader; the ncu fallback for a format version it does not know.
-    fn read_rep_native(&self, path: &Path) -> Result<Results> {
-        let launches = match ncu_rep::open(path) {
-            Ok(l) => l,
-            Err(ReadError::UnknownVersion { version }) => {
-                crate::messages::warning(format!(
-                    "{}: report format version {version} is not one the native reader knows ({}); \
-                     reading it with `ncu --import` instead",
-                    path.display(),
-                    ncu_rep::FORMAT_VERSION
-                ));
-                return self.read_rep_with_ncu(path);
+    /// A report through [`open_report`]: the native reader's launches, or ncu's CSV of it.
+    fn read_rep(&self, path: &Path) -> Result<Results> {
+        let mode = Open::Fallback { reader: self.rep_reader, ncu: self.ncu };
+        let Opened { content, rank } = open_report(path, mode)?;
+        let mut launches = match content {
+            Content::Native(launches) => launches.records_only(self.keep()),
+            Content::Csv { text, ncu } => {
+                let mut r = self.read_csv(text.as_bytes(), path, rank)?;
+                r.provenance.ncu_version = ncu.version().ok();
+                return Ok(r);
             }
-            Err(e) => return Err(Error::input(path, e.to_string())),
         };
-        let mut launches = launches.records_only(self.keep());
         let records = launches.by_ref().map(|l| l.map(|l| l.record));
-        let mut r = self.results(records, path).map_err(|e| match e {
-            RowsError::Read(e) => Error::input(path, e.to_string()),
+        let mut r = self.results(records, path, rank).map_err(|e| match e {
+            RowsError::Read(e) => read_error(path, e),
             RowsError::Other(e) => e,
         })?;
         r.provenance.ncu_version = launches.ncu_version().map(str::to_string);
         Ok(r)
     }
 
-    fn read_rep_with_ncu(&self, path: &Path) -> Result<Results> {
-        let ncu = (self.ncu)().map_err(|e| {
-            Error::unavailable(
-                format!("reading `{}` with `ncu --import` needs ncu: {e}", path.display()),
-                "run `coalprof setup ncu` or install Nsight Compute, or export CSV where ncu is \
-                 (`ncu --import REPORT --csv --page raw --print-units base > report.csv`) and analyze that",
-            )
-        })?;
-        let csv_text = ncu.import_raw(path)?;
-        let mut r = self.read_csv(csv_text.as_bytes(), path)?;
-        r.provenance.ncu_version = ncu.version().ok();
-        Ok(r)
-    }
-
-    fn read_csv(&self, input: impl BufRead, path: &Path) -> Result<Results> {
+    fn read_csv(&self, input: impl BufRead, path: &Path, rank: Option<u32>) -> Result<Results> {
         let records = csv::open(input, self.keep()).map_err(|e| parse_error(path, e))?;
         for w in &records.warnings {
             crate::messages::warning(format!("{}: {w}", path.display()));
         }
-        self.results(records, path).map_err(|e| match e {
+        self.results(records, path, rank).map_err(|e| match e {
             RowsError::Read(e) => parse_error(path, e),
             RowsError::Other(e) => e,
         })
     }
 
-    /// Records (from either parser) → the results frame → derived results.
+    /// Records (from either parser) → rows ([`rows_of`]: sanity, grouping, derivation) →
+    /// results; the first read error ends the records and is the error.
     fn results<E>(
         &self,
         records: impl Iterator<Item = std::result::Result<LaunchRecord, E>>,
         path: &Path,
+        rank: Option<u32>,
     ) -> std::result::Result<Results, RowsError<E>> {
         let names = self.catalogue.ncu_names();
-        let mut launches = Launches::new(&names, self.grouping);
-        let rank = rank_of(path);
-        for rec in records {
-            let rec = LaunchRecord { rank, ..rec.map_err(RowsError::Read)? };
-            launches.push(rec).map_err(RowsError::Other)?;
+        let mut failed = None;
+        let records = records.map_while(|r| r.map_err(|e| failed = Some(e)).ok());
+        let ranked = records.map(|rec| LaunchRecord { rank, ..rec });
+        let made = rows_of(ranked, &names, self.grouping, self.derivation, (Source::Measured, None));
+        if let Some(e) = failed {
+            return Err(RowsError::Read(e));
         }
-        let (frame, facts, suspects) = launches.finish().map_err(RowsError::Other)?;
-        if frame.height() == 0 {
+        let (rows, notices, facts) = made.map_err(RowsError::Other)?;
+        if rows.is_empty() {
             return Err(RowsError::Other(Error::nothing_matched(
                 format!("{}: the report holds no kernel launches", path.display()),
                 Some("check the profiler's filters (`--kernel`, `--launch-skip`)".into()),
             )));
         }
-        let derived = self.derivation.derive(frame).map_err(RowsError::Other)?;
-        let mut rows = derived.into_rows(Source::Measured).map_err(RowsError::Other)?;
-        let mut notices = self.derivation.discard(&mut rows, &suspects);
-        notices.extend(self.derivation.notices(&mut rows));
         let provenance = Provenance {
             coalprof: env!("CARGO_PKG_VERSION").into(),
             backend: "import".into(),
@@ -262,7 +314,49 @@ pub(crate) fn read_results_json(path: &Path) -> Result<Results> {
 #[cfg(test)]
 mod tests {
     use super::rank_of;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// One opener: no file of `src/` but this one opens a report itself, with the native
+    /// reader (`ncu_rep::open`) or ncu (`import_raw`); each goes through `open_report`.
+    #[test]
+    fn reports_are_opened_in_one_place() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut openers = Vec::new();
+        for file in &files {
+            let rel = file.strip_prefix(&src).unwrap();
+            // The opener, the reader itself and ncu's own module (which defines `import_raw`).
+            if rel == Path::new("import.rs") || rel.starts_with("parse") || rel == Path::new("tools/ncu.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (n, line) in code.lines().enumerate() {
+                let line = line.trim_start();
+                if line.starts_with("//") {
+                    continue;
+                }
+                let imports_open = line.contains("ncu_rep::{") && line.contains("open");
+                if line.contains("ncu_rep::open") || imports_open || line.contains("import_raw(") {
+                    openers.push(format!("{}:{}: {line}", rel.display(), n + 1));
+                }
+            }
+        }
+        assert!(files.len() > 50, "the walk found the sources: {}", files.len());
+        assert!(openers.is_empty(), "reports opened outside `import::open_report`:\n{}", openers.join("\n"));
+    }
 
     #[test]
     fn a_rank_comes_from_the_file_name_only() {

@@ -1,4 +1,5 @@
-//! `coalprof lines REPORT…`: which source line (or SASS instruction) wastes the bandwidth.
+//! `coalprof lines REPORT…`: which source line (or SASS instruction) wastes the bandwidth; of
+//! the run folders `profile --backend sim` saves too (`measure::sim::line_report`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     // A run folder of `profile --backend sim`: its lines come from the simulator's statistics.
     let simulated: Vec<_> = s.reports.iter().filter_map(|p| crate::measure::sim::sim_folder(p)).collect();
     if !simulated.is_empty() {
-        return super::simulate::lines(common, s, &simulated);
+        return simulated_lines(common, s, &simulated);
     }
     let mut sources = Sources::new(s.source_root.clone());
     let mut disassembly = Disassembly::new(common);
@@ -43,6 +44,27 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
         f => crate::render::render_lines(&report, f, &common.style)?,
     };
     super::print(&text)?;
+    if let Some(path) = &s.sarif {
+        super::write_sarif(path, &report, &|_| "warning")?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// `lines RUN` on run folders `profile --backend sim` saved (`measure::sim::line_report`).
+fn simulated_lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> Result<Exit> {
+    if folders.len() != s.reports.len() {
+        return Err(Error::usage("give simulated run folders and `.ncu-rep` reports to `lines` separately"));
+    }
+    let sim = common.tools.gpgpusim().ok();
+    let mut sources = Sources::new(s.source_root.clone());
+    let report = crate::measure::sim::line_report(folders, &s.options, &common.catalogue, &mut sources, sim.as_ref())?;
+    if report.rows.is_empty() {
+        return Err(Error::nothing_matched(
+            "no memory instruction of the simulated kernels matches".to_string(),
+            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
+        ));
+    }
+    super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
         super::write_sarif(path, &report, &|_| "warning")?;
     }

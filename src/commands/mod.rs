@@ -14,7 +14,6 @@ pub(crate) mod profile;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod setup;
-pub(crate) mod simulate;
 
 use std::io::Write;
 use std::path::PathBuf;

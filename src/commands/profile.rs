@@ -2,6 +2,7 @@
 //! manifest, amplification is over the bytes the threads asked for (the table says so). With
 //! `--per-rank`, ncu runs under the launcher, one report per rank, and the rows say their rank.
 //! The run folder keeps the reports, `results.json` and `run.json` (one `engine::Record`).
+//! With `--backend sim`, GPGPU-Sim runs the program instead (`measure::sim`), one row per kernel.
 
 use std::path::PathBuf;
 
@@ -10,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::frame::launches::Grouping;
 use crate::measure::profiled_metrics;
+use crate::measure::sim::{simulate_program, Program};
 use crate::render::{render, run_folder};
+use crate::results::{Provenance, Results};
 use crate::settings::{Common, PerRank, ProfileSettings};
 use crate::store::RunDir;
 use crate::tools::ncu::ProfileRequest;
@@ -20,7 +23,7 @@ const PARTIAL_RANK: &str = ".partial-rank-";
 
 pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     if s.simulate {
-        return super::simulate::profile(common, s);
+        return simulated(common, s);
     }
     let ncu = common.tools.ncu_tool()?;
     let dir = RunDir::create(&s.out_base, None, "profile")?;
@@ -89,6 +92,71 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     );
     dir.save(&run_folder(&results, &common.style)?)?;
     tracing::info!(run = %dir.path.display(), "saved");
+    super::print(&render(&results, common.format, &common.style)?)?;
+    Ok(Exit::Ok)
+}
+
+/// `profile --backend sim -- CMD ARGS…`: the user's program in GPGPU-Sim (`measure::sim`), one
+/// row per kernel, the simulator's folder kept in the run folder for `lines` (`run --backend
+/// sim`, the built-in patterns, is an executor of the engine: `engine/local.rs`).
+fn simulated(common: &Common, s: &ProfileSettings) -> Result<Exit> {
+    if s.per_rank.is_some() || s.launch_skip.is_some() || s.launch_count.is_some() {
+        return Err(Error::usage(
+            "`--backend sim` runs the whole program in one simulator process: `--per-rank`, `--launch-skip` and \
+             `--launch-count` are for ncu",
+        ));
+    }
+    if s.grouping == Grouping::PerLaunch {
+        return Err(Error::usage(
+            "`--backend sim` counts per kernel (summed over its launches): `--per-launch` is for ncu",
+        ));
+    }
+    let kernel = s.kernel.as_deref().map(regex::Regex::new).transpose().map_err(|e| Error::usage(e.to_string()))?;
+    let sim = common.tools.gpgpusim()?;
+    let dir = RunDir::create(&s.out_base, None, "profile-sim")?;
+    // A source is built into the run folder, so the run keeps the very program it measured.
+    let program = match &s.source {
+        Some(src) => {
+            // Absolute: the simulator runs the program in its own folder.
+            let exe =
+                std::path::absolute(dir.file(&s.program.to_string_lossy())).map_err(|e| Error::write(&dir.path, e))?;
+            crate::messages::progress(format_args!("building {} for GPGPU-Sim", src.file.display()));
+            sim.build_program(&src.file, &exe, &src.nvcc_args)?;
+            exe
+        }
+        None => s.program.clone(),
+    };
+    let cuda = sim.toolkit_for(&program).map_err(Error::usage)?;
+    let p = Program {
+        exe: &program,
+        args: &s.args,
+        kernel: kernel.as_ref(),
+        mode: s.profiler.sim_mode,
+        cuda: &cuda,
+        timeout: s.profiler.timeout,
+        source_root: &s.source_root,
+    };
+    let run = simulate_program(&sim, &p, &dir.file("sim"), &common.catalogue, &common.derivation)?;
+    let mut record = Record::with_provenance("sim", common, Provenance::new("sim")).simulator(&sim.version(), p.mode);
+    record.provenance.inputs = vec![s.source.as_ref().map_or(&program, |src| &src.file).display().to_string()];
+    let facts = serde_json::json!({
+        "simulator": sim.version(),
+        "config": crate::tools::gpgpusim::CONFIG,
+        "program": program,
+        "source": s.source.as_ref().map(|src| &src.file),
+        "nvcc_args": s.source.as_ref().map(|src| &src.nvcc_args),
+        "args": s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+        "seconds": run.seconds,
+    });
+    if let serde_json::Value::Object(facts) = facts {
+        record.merge(facts);
+    }
+    let mut results = Results::new(record.provenance.clone(), run.rows);
+    results.notices = run.notices;
+    results.worst_lines = run.worst_lines;
+    record.save(&dir)?;
+    dir.save(&run_folder(&results, &common.style)?)?;
+    tracing::info!(run = %dir.path.display(), "saved; `coalprof lines {}` names the lines", dir.path.display());
     super::print(&render(&results, common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }

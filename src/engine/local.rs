@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::build::build_with;
 use crate::engine::{Executor, Outcome, Record, Task};
 use crate::error::Result;
-use crate::measure::sim::{device_name, simulate, Permits, Simulator};
+use crate::measure::sim::{simulate, Permits, Simulator};
 use crate::model::{predicted_rows, ModelSettings};
 use crate::patterns::{variants, Pattern};
 use crate::settings::{Common, RunSettings};
@@ -74,13 +74,7 @@ pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettin
     tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");
     let built = build_with(&s.patterns, ARCH, &nvcc, &common.cache, NVCC_FLAGS)?;
     let version = sim.version();
-    let mut record = Record::new("sim", common, s);
-    let p = &mut record.provenance;
-    p.gpu = Some(device_name());
-    p.compute_capability = Some("7.0".into());
-    p.settings.insert("simulator".into(), version.clone().into());
-    p.settings.insert("config".into(), CONFIG.into());
-    p.settings.insert("sim_mode".into(), s.profiler.sim_mode.name().into());
+    let mut record = Record::new("sim", common, s).simulator(&version, s.profiler.sim_mode);
     for (k, v) in [
         ("simulator", json!(version)),
         ("config", json!(CONFIG)),

@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
+use crate::measure::sim::{device_name, SIM_CC};
 use crate::results::Provenance;
 use crate::settings::{Common, RunSettings};
 use crate::store::RunDir;
+use crate::tools::gpgpusim::{SimMode, CONFIG};
 
 /// The provenance every row of the run shares, and the facts only `run.json` keeps (the
 /// patterns asked for, timing settings, per-pattern ncu warnings or simulator seconds).
@@ -56,6 +58,18 @@ impl Record {
         self.provenance.settings.insert("clock_control".into(), p.clock_control.clone().into());
         self.extra.insert("arch".into(), arch.into());
         self.extra.insert("timing".into(), serde_json::json!({ "warmup": p.warmup, "repeats": p.repeats }));
+        self
+    }
+
+    /// What GPGPU-Sim simulates with: its version, configuration and mode, and the device its
+    /// rows name (`run --backend sim` and `profile --backend sim` alike).
+    pub(crate) fn simulator(mut self, version: &str, mode: SimMode) -> Record {
+        let p = &mut self.provenance;
+        p.gpu = Some(device_name());
+        p.compute_capability = Some(SIM_CC.into());
+        p.settings.insert("simulator".into(), version.into());
+        p.settings.insert("config".into(), CONFIG.into());
+        p.settings.insert("sim_mode".into(), mode.name().into());
         self
     }
 

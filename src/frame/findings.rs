@@ -16,13 +16,9 @@ const PREDICTED: &str = "::predicted";
 /// Suffix of the relative-difference columns (measured − predicted) / predicted.
 const DIFF: &str = "::diff";
 
-/// The measured rows, each with its prediction and findings.
-pub(crate) fn against_model(measured: Frame, predicted: Frame, catalogue: &Catalogue) -> Result<Vec<Row>> {
-    against_model_as(measured, predicted, catalogue, Source::Measured)
-}
-
-/// [`against_model`] for rows of another `source` (simulated): the rows and their findings say so.
-pub(crate) fn against_model_as(
+/// The measured (or simulated: `source`) rows, each with its prediction and findings; the
+/// rows and their findings say which they are.
+pub(crate) fn against_model(
     measured: Frame,
     predicted: Frame,
     catalogue: &Catalogue,
@@ -138,7 +134,7 @@ mod tests {
     fn a_difference_beyond_tolerance_is_a_finding_that_names_both_sides() {
         let measured = frame("offset_1", &[("global_load_sectors_per_request", 5.0), ("dram_amplification", 1.01)]);
         let predicted = frame("offset_1", &[("global_load_sectors_per_request", 4.0), ("dram_amplification", 1.0)]);
-        let rows = against_model(measured, predicted, &Catalogue::builtin()).unwrap();
+        let rows = against_model(measured, predicted, &Catalogue::builtin(), Source::Measured).unwrap();
         assert_eq!(rows[0].variant.as_deref(), Some("offset_1"));
         assert_eq!(rows[0].predicted.as_ref().unwrap()["global_load_sectors_per_request"], 4.0);
         assert_eq!(rows[0].findings.len(), 1, "{:?}", rows[0].findings);
@@ -152,7 +148,7 @@ mod tests {
     fn simulated_rows_say_so_in_their_source_and_findings() {
         let simulated = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
         let predicted = frame("offset_1", &[("global_load_sectors_per_request", 4.0)]);
-        let rows = against_model_as(simulated, predicted, &Catalogue::builtin(), Source::Simulated).unwrap();
+        let rows = against_model(simulated, predicted, &Catalogue::builtin(), Source::Simulated).unwrap();
         assert_eq!(rows[0].source, Source::Simulated);
         assert!(rows[0].findings[0].starts_with("simulated 5.00 global_load_sectors_per_request, predicted 4.00"));
     }
@@ -162,7 +158,7 @@ mod tests {
         let measured = frame("offset_2", &[("global_load_sectors_per_request", 4.0)]);
         let mut predicted = frame("offset_1", &[("global_load_sectors_per_request", 5.0)]);
         predicted.0.vstack_mut(&frame("offset_2", &[("global_load_sectors_per_request", 4.0)]).0).unwrap();
-        let rows = against_model(measured, predicted, &Catalogue::builtin()).unwrap();
+        let rows = against_model(measured, predicted, &Catalogue::builtin(), Source::Measured).unwrap();
         assert!(rows[0].findings.is_empty(), "{:?}", rows[0].findings);
     }
 }

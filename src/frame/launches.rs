@@ -12,7 +12,7 @@ use polars::prelude::*;
 
 use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS, RANK};
 use super::sanity::{Sanity, Suspect};
-use super::{polars_error, Frame};
+use super::{polars_error, Backend, Derivation, Frame};
 use crate::error::Result;
 use crate::metrics::{Kind, Mapped};
 use crate::parse::{units, LaunchRecord, Value};
@@ -42,14 +42,13 @@ pub(crate) struct DeviceFacts {
 /// one-launch report, most of `analyze`'s time on one (`docs/performance.md`, "Native report reading").
 pub(crate) struct Launches<'a> {
     names: &'a HashMap<String, Mapped>,
-    grouping: Grouping,
     /// The catalogue keys the frame gets a column for, in a fixed order.
     keys: Vec<&'a str>,
     /// The positions in `keys` of the ratios, averaged over launches at the end.
     ratios: Vec<usize>,
+    /// Each record's row (by [`LaunchKey`], or one per launch).
+    grouper: Grouper,
     rows: Vec<Group>,
-    /// Per-kernel grouping: each group's row.
-    index: HashMap<GroupKey, usize>,
     /// Each record name's column and assumed unit, by position: the parsers share one
     /// `Arc<str>` per name, so consecutive records repeat the same pointers and are mapped
     /// without hashing (the plan holds the names, so no address is reused meanwhile).
@@ -64,19 +63,69 @@ pub(crate) struct Launches<'a> {
     suspects: Vec<Suspect>,
 }
 
-/// What launches are grouped by: process, rank, kernel, grid and block.
+/// Which launches are one group, in the frame and in `lines` alike: process, rank, kernel,
+/// grid and block.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct GroupKey {
-    process: Option<String>,
-    rank: Option<u32>,
-    kernel: String,
-    grid: Option<[u32; 3]>,
-    block: Option<[u32; 3]>,
+pub(crate) struct LaunchKey {
+    pub process: Option<String>,
+    pub rank: Option<u32>,
+    pub kernel: String,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+}
+
+impl LaunchKey {
+    /// The key of `rec`, taken out of it (its kernel and process are left empty).
+    pub(crate) fn take(rec: &mut LaunchRecord) -> LaunchKey {
+        LaunchKey {
+            process: rec.process.take(),
+            rank: rec.rank,
+            kernel: std::mem::take(&mut rec.kernel),
+            grid: rec.grid,
+            block: rec.block,
+        }
+    }
+}
+
+/// Launches into groups under a [`Grouping`]: per kernel, the launches of one [`LaunchKey`] are
+/// one group; per launch, each is its own. Groups are numbered in order of first appearance.
+#[derive(Debug)]
+pub(crate) struct Grouper {
+    grouping: Grouping,
+    keys: Vec<LaunchKey>,
+    index: HashMap<LaunchKey, usize>,
+}
+
+impl Grouper {
+    pub(crate) fn new(grouping: Grouping) -> Grouper {
+        Grouper { grouping, keys: Vec::new(), index: HashMap::new() }
+    }
+
+    /// The group a launch of `key` belongs to, and whether it starts that group (its number
+    /// is then the count of groups before it).
+    pub(crate) fn group(&mut self, key: LaunchKey) -> (usize, bool) {
+        if self.grouping == Grouping::PerKernel {
+            // Consecutive launches are mostly of one kernel: its group is tried before hashing.
+            if self.keys.last() == Some(&key) {
+                return (self.keys.len() - 1, false);
+            }
+            if let Some(&i) = self.index.get(&key) {
+                return (i, false);
+            }
+            self.index.insert(key.clone(), self.keys.len());
+        }
+        self.keys.push(key);
+        (self.keys.len() - 1, true)
+    }
+
+    /// Group `i`'s key.
+    pub(crate) fn key(&self, i: usize) -> &LaunchKey {
+        &self.keys[i]
+    }
 }
 
 /// One frame row: its launches' counters summed (null until a launch has the metric).
 struct Group {
-    key: GroupKey,
     launches: u64,
     /// The first launch's ID (kept only if the group is that one launch).
     id: Option<u64>,
@@ -96,11 +145,10 @@ impl<'a> Launches<'a> {
         let keys_len = keys.len();
         Launches {
             names,
-            grouping,
             keys,
             ratios,
+            grouper: Grouper::new(grouping),
             rows: Vec::new(),
-            index: HashMap::new(),
             plan: Vec::new(),
             record: vec![None; keys_len],
             touched: Vec::new(),
@@ -122,22 +170,10 @@ impl<'a> Launches<'a> {
             self.facts.cc = rec.cc.clone();
         }
         let id = rec.id.filter(|_| rec.launches == 1);
-        let key =
-            GroupKey { process: rec.process, rank: rec.rank, kernel: rec.kernel, grid: rec.grid, block: rec.block };
-        let row = match self.grouping {
-            // Consecutive launches are mostly of one kernel: its row is tried before hashing.
-            Grouping::PerKernel => match self.rows.last() {
-                Some(last) if last.key == key => self.rows.len() - 1,
-                _ => match self.index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        self.index.insert(key.clone(), self.rows.len());
-                        self.new_row(key, id)
-                    }
-                },
-            },
-            Grouping::PerLaunch => self.new_row(key, id),
-        };
+        let (row, new) = self.grouper.group(LaunchKey::take(&mut rec));
+        if new {
+            self.rows.push(Group { launches: 0, id, values: vec![None; self.keys.len()] });
+        }
         for (j, (name, value)) in rec.metrics.iter().enumerate() {
             let target = match self.plan.get(j) {
                 Some((p, t)) if Arc::ptr_eq(p, name) => *t,
@@ -174,22 +210,18 @@ impl<'a> Launches<'a> {
         Ok(())
     }
 
-    fn new_row(&mut self, key: GroupKey, id: Option<u64>) -> usize {
-        self.rows.push(Group { key, launches: 0, id, values: vec![None; self.keys.len()] });
-        self.rows.len() - 1
-    }
-
     /// The whole frame, ratios divided back to their launch-weighted mean, and the broken
     /// counters the sanity check took out (for `crate::frame::Derivation::discard`).
     pub(crate) fn finish(self) -> Result<(Frame, DeviceFacts, Vec<Suspect>)> {
         let rows = &self.rows;
-        let dim = |f: fn(&GroupKey) -> Option<[u32; 3]>, i: usize| -> Vec<Option<u32>> {
-            rows.iter().map(|r| f(&r.key).map(|d| d[i])).collect()
+        let keys = &self.grouper.keys;
+        let dim = |f: fn(&LaunchKey) -> Option<[u32; 3]>, i: usize| -> Vec<Option<u32>> {
+            keys.iter().map(|k| f(k).map(|d| d[i])).collect()
         };
         let mut columns = vec![
-            Column::new(KERNEL.into(), rows.iter().map(|r| r.key.kernel.as_str()).collect::<Vec<_>>()),
-            Column::new(PROCESS.into(), rows.iter().map(|r| r.key.process.as_deref()).collect::<Vec<_>>()),
-            Column::new(RANK.into(), rows.iter().map(|r| r.key.rank).collect::<Vec<_>>()),
+            Column::new(KERNEL.into(), keys.iter().map(|k| k.kernel.as_str()).collect::<Vec<_>>()),
+            Column::new(PROCESS.into(), keys.iter().map(|k| k.process.as_deref()).collect::<Vec<_>>()),
+            Column::new(RANK.into(), keys.iter().map(|k| k.rank).collect::<Vec<_>>()),
             Column::new(ID.into(), rows.iter().map(|r| r.id.filter(|_| r.launches == 1)).collect::<Vec<_>>()),
             Column::new(LAUNCHES.into(), rows.iter().map(|r| r.launches).collect::<Vec<_>>()),
         ];
@@ -208,6 +240,32 @@ impl<'a> Launches<'a> {
         let df = DataFrame::new(columns).map_err(polars_error)?;
         Ok((Frame(df), self.facts, self.suspects))
     }
+}
+
+/// Records → rows where no manifest joins them (a report, a user's program in the simulator):
+/// each record through the sanity check into its group ([`Launches`]), the derivation, rows of
+/// `source`, broken counters out; the notices say what the rows lack (as `backend`'s, where it
+/// never measures a counter). No records, no rows. The way of a built-in pattern, with its
+/// manifest and model, is `measure::Rows::pattern_rows`.
+pub(crate) fn rows_of(
+    records: impl Iterator<Item = LaunchRecord>,
+    names: &HashMap<String, Mapped>,
+    grouping: Grouping,
+    derivation: &Derivation,
+    (source, backend): (Source, Option<&Backend>),
+) -> Result<(Vec<Row>, Vec<String>, DeviceFacts)> {
+    let mut launches = Launches::new(names, grouping);
+    for rec in records {
+        launches.push(rec)?;
+    }
+    let (frame, facts, suspects) = launches.finish()?;
+    if frame.height() == 0 {
+        return Ok((Vec::new(), Vec::new(), facts));
+    }
+    let mut rows = derivation.derive(frame)?.into_rows(source)?;
+    let mut notices = derivation.discard(&mut rows, &suspects);
+    notices.extend(derivation.notices_by(&mut rows, backend));
+    Ok((rows, notices, facts))
 }
 
 /// Where a record's metric lands in a row's values: the slot, and the unit to assume when
@@ -274,6 +332,25 @@ mod tests {
         }
         let (frame, facts, _) = launches.finish().unwrap();
         (frame.into_rows(Source::Measured).unwrap(), facts)
+    }
+
+    #[test]
+    fn one_key_groups_per_kernel_and_shape_and_per_launch_keeps_each() {
+        let key = |kernel: &str, grid: u32| {
+            let mut r = LaunchRecord { grid: Some([grid, 1, 1]), rank: Some(1), ..rec(0, 0.0) };
+            r.kernel = kernel.into();
+            LaunchKey::take(&mut r)
+        };
+        let mut g = Grouper::new(Grouping::PerKernel);
+        assert_eq!(g.group(key("a", 1)), (0, true));
+        assert_eq!(g.group(key("a", 1)), (0, false));
+        assert_eq!(g.group(key("a", 2)), (1, true), "another grid is another group");
+        assert_eq!(g.group(key("b", 1)), (2, true));
+        assert_eq!(g.group(key("a", 1)), (0, false), "not only the last group is found");
+        assert_eq!((g.key(1).kernel.as_str(), g.key(1).grid, g.key(1).rank), ("a", Some([2, 1, 1]), Some(1)));
+        let mut g = Grouper::new(Grouping::PerLaunch);
+        assert_eq!(g.group(key("a", 1)), (0, true));
+        assert_eq!(g.group(key("a", 1)), (1, true));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! * [`launches`]: records go in one by one, each through [`sanity`] (broken counters out,
 //!   named), grouped by kernel and launch shape with their counters summed (so every ratio is
-//!   a ratio of sums), or kept one row per launch;
+//!   a ratio of sums), or kept one row per launch (the one `LaunchKey` and `Grouper`, which
+//!   `lines` groups by too); `rows_of` is the whole way to rows of an input without a manifest;
 //! * [`join`]: the launches of a built-in pattern joined to its launch manifest by position and
 //!   verified (kernel, grid, block), then to the variants' launch facts;
 //! * [`derive`]: every derived metric of `metrics.toml`, its formula compiled once and

@@ -14,6 +14,7 @@ use super::diagnose::{diagnose, Numbers, Waste};
 use super::instructions::{per_instruction, Counters, Launch, NoCounters, Op};
 use super::source::Sources;
 use crate::error::Result;
+use crate::frame::launches::{Grouper, Grouping, LaunchKey};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::{LaunchRecord, SourceCounters};
@@ -178,18 +179,12 @@ impl LineReport {
     }
 }
 
-/// What makes launches one group: process, rank, kernel, grid, block (as `analyze`), and the
-/// launch id with `--per-launch`.
-type GroupKey = (Option<String>, Option<u32>, String, Option<[u32; 3]>, Option<[u32; 3]>, Option<u64>);
-
-/// One kernel (or launch) being summed.
+/// One kernel (or launch) being summed: the launches of one [`LaunchKey`], as the frame
+/// groups them (`analyze`), or each launch alone with `--per-launch`.
 struct Group {
-    kernel: String,
-    rank: Option<u32>,
+    key: LaunchKey,
     launch: Option<u64>,
     launches: u64,
-    grid: Option<[u32; 3]>,
-    block: Option<[u32; 3]>,
     mangled: Option<String>,
     cubin: Option<Arc<[u8]>>,
     counters: Launch,
@@ -219,14 +214,14 @@ pub fn build(
     let derivation = Derivation::lines(catalogue)?;
     let mut notices = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<GroupKey, usize> = HashMap::new();
+    let mut grouper = Grouper::new(if opts.per_launch { Grouping::PerLaunch } else { Grouping::PerKernel });
     let mut without: BTreeMap<String, u64> = BTreeMap::new();
     let mut unplaced: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut arch = None;
     let mut matched = 0;
     // The launches of a module share its embedded files: embedded once, not once a launch.
     let mut embedded: Option<Arc<[(String, String)]>> = None;
-    for (rec, sc) in launches {
+    for (mut rec, sc) in launches {
         if opts.kernel.as_ref().is_some_and(|re| !re.is_match(&rec.kernel)) {
             continue;
         }
@@ -250,9 +245,8 @@ pub fn build(
         };
         let requests = kernel_requests(&rec, catalogue);
         let launch = opts.per_launch.then_some(rec.id).flatten();
-        let key = (rec.process.clone(), rec.rank, rec.kernel.clone(), rec.grid, rec.block, launch);
-        match index.get(&key) {
-            Some(&i) if !opts.per_launch => {
+        match grouper.group(LaunchKey::take(&mut rec)) {
+            (i, false) => {
                 let g = &mut groups[i];
                 g.launches += rec.launches;
                 g.kernel_requests = g.kernel_requests.zip(requests).map(|(a, b)| a + b);
@@ -268,15 +262,11 @@ pub fn build(
                     (a, b) => a.or(b),
                 };
             }
-            _ => {
-                index.insert(key, groups.len());
+            (i, true) => {
                 groups.push(Group {
-                    kernel: rec.kernel.clone(),
-                    rank: rec.rank,
+                    key: grouper.key(i).clone(),
                     launch,
                     launches: rec.launches,
-                    grid: rec.grid,
-                    block: rec.block,
                     mangled: sc.mangled.clone(),
                     cubin: sc.cubin.clone(),
                     counters,
@@ -304,12 +294,12 @@ pub fn build(
             Some(bytes) => &*cubins.entry(bytes.as_ptr()).or_insert_with(|| match Cubin::parse(bytes) {
                 Ok(c) => (Some(c), disassemble(bytes)),
                 Err(e) => {
-                    notices.push(format!("`{}`: {e}; rows are SASS offsets", g.kernel));
+                    notices.push(format!("`{}`: {e}; rows are SASS offsets", g.key.kernel));
                     (None, None)
                 }
             }),
             None => {
-                notices.push(format!("`{}`: the report holds no cubin; rows are SASS offsets", g.kernel));
+                notices.push(format!("`{}`: the report holds no cubin; rows are SASS offsets", g.key.kernel));
                 &empty
             }
         };
@@ -317,13 +307,13 @@ pub fn build(
             g.mangled
                 .as_deref()
                 .and_then(|m| c.functions.iter().find(|f| f.name == m))
-                .or_else(|| c.function(&g.kernel))
+                .or_else(|| c.function(&g.key.kernel))
         });
         if let Some(c) = cubin {
             match function {
                 None => notices.push(format!(
                     "`{}`: no function of its cubin matches the kernel; rows are SASS offsets",
-                    g.kernel
+                    g.key.kernel
                 )),
                 Some(f) if !f.has_lines() => {
                     let why = c.notices.first().cloned().unwrap_or_else(|| {
@@ -331,16 +321,16 @@ pub fn build(
                          (rebuild with `nvcc -lineinfo`)"
                             .into()
                     });
-                    notices.push(format!("`{}`: {why}", g.kernel));
+                    notices.push(format!("`{}`: {why}", g.key.kernel));
                 }
-                Some(_) => notices.extend(c.notices.iter().map(|n| format!("`{}`: {n}", g.kernel))),
+                Some(_) => notices.extend(c.notices.iter().map(|n| format!("`{}`: {n}", g.key.kernel))),
             }
         }
         if g.counters.elsewhere > 0 {
             notices.push(format!(
                 "`{}`: {} memory instruction(s) run in functions the kernel calls; ncu does not name those, so they \
                  are not attributed",
-                g.kernel, g.counters.elsewhere
+                g.key.kernel, g.counters.elsewhere
             ));
         }
         let locate = |off: u64| -> Option<Location> { cubin.as_ref()?.location(function?, off) };
@@ -361,12 +351,12 @@ pub fn build(
             keyed.entry(key).or_default().add(c);
         }
         let id = RowId {
-            kernel: g.kernel.clone(),
-            rank: g.rank,
+            kernel: g.key.kernel.clone(),
+            rank: g.key.rank,
             launch: g.launch,
             launches: g.launches,
-            grid: g.grid,
-            block: g.block,
+            grid: g.key.grid,
+            block: g.key.block,
         };
         for ((loc, off, op), c) in keyed {
             let in_loop = match (c.executions, g.counters.entry_executions) {
@@ -487,7 +477,7 @@ fn request_notices(groups: &[Group]) -> Vec<String> {
             .filter(|((_, op), _)| op.is_load_or_store())
             .filter_map(|(_, c)| c.requests)
             .sum();
-        let e = per_kernel.entry(&g.kernel).or_default();
+        let e = per_kernel.entry(&g.key.kernel).or_default();
         e.0 += ours;
         e.1 += kernel;
     }

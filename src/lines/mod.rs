@@ -21,10 +21,10 @@ pub use instructions::Op;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::import::{kind, Kind};
+use crate::import::{kind, open_report, read_error, Content, Kind, Open, Opened};
 use crate::metrics::Catalogue;
 use crate::parse::csv::Keep;
-use crate::parse::ncu_rep::{self, ReadError};
+use crate::parse::ncu_rep;
 use crate::parse::{LaunchRecord, SourceCounters};
 use source::Sources;
 
@@ -74,21 +74,15 @@ impl<'a> Stream<'a> {
                  SourceCounters section)",
             ));
         }
-        let launches = ncu_rep::open(path).map_err(|e| read_error(path, e))?;
+        // Natively only: ncu's CSV has no per-instruction counters.
+        let Opened { content: Content::Native(launches), rank } = open_report(path, Open::NativeOnly)? else {
+            return Err(Error::Internal("a report opened natively only came as CSV".into()));
+        };
         let launches = match &self.keep {
             Some(keep) => launches.source_counters_only(keep.clone()),
             None => launches,
         };
-        Ok((path, crate::import::rank_of(path), launches))
-    }
-}
-
-fn read_error(path: &Path, e: ReadError) -> Error {
-    match e {
-        ReadError::UnknownVersion { .. } => {
-            Error::input(path, e.to_string()).with_hint("`lines` reads reports natively only; no ncu fallback")
-        }
-        e => Error::input(path, e.to_string()),
+        Ok((path, rank, launches))
     }
 }
 

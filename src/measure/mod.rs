@@ -1,7 +1,9 @@
 //! `coalprof run`'s pipeline for the ncu backend, one pattern at a time: profile the pattern's
-//! executable under ncu (one process for all its variants), read the report (natively), join it to the
-//! launch manifest, time the variants with CUDA events outside the profiler, derive, predict,
-//! and save. Each finished pattern is on disk before the next one starts.
+//! executable under ncu (one process for all its variants), read the report (natively, through
+//! `import::open_report`), join it to the launch manifest, time the variants with CUDA events
+//! outside the profiler, derive, predict, and save. Each finished pattern is on disk before the
+//! next one starts. From records to rows a simulated pattern ([`sim`]) takes the same way,
+//! [`Rows::pattern_rows`].
 
 pub(crate) mod sim;
 
@@ -14,17 +16,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::error::{Error, Result};
 use crate::frame::findings::against_model;
 use crate::frame::launches::{Grouping, Launches};
-use crate::frame::manifest;
-use crate::frame::{Derivation, Frame};
-use crate::import::RepReader;
+use crate::frame::manifest::{self, Entry};
+use crate::frame::{Backend, Derivation, Frame};
+use crate::import::{open_report, read_error, Content, Open, RepReader};
 
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
 use crate::parse::csv::{self as ncu_csv, Keep};
-use crate::parse::ncu_rep::{self, ReadError};
 use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{variants, Pattern, Sizing, Variant};
-use crate::results::{Metrics, Row};
+use crate::results::{Metrics, Row, Source};
 use crate::store::RunDir;
 use crate::tools::ncu::{profiling_started, Ncu, ProfileRequest, ProfilerSettings};
 use crate::tools::process::{run_sync, Cmd};
@@ -119,42 +120,21 @@ pub(crate) fn measure(
     manifest::check_against_plan(&entries, &plan).map_err(|e| Error::input(&manifest_path, e.to_string()))?;
     let device = device_facts(&records);
     let ids: Vec<Option<u64>> = records.iter().map(|r| r.id).collect();
-    let names = catalogue.ncu_names();
-    let mut launches = Launches::new(&names, Grouping::PerLaunch);
-    for r in records {
-        launches.push(r)?;
-    }
-    let (frame, _, suspects) = launches.finish()?;
-    let joined = frame.join_manifest(&entries)?.map_err(|e| Error::input(&report, e.to_string()))?;
+    // 3. Once the join held, the timing run, outside the profiler: CUDA-event medians per
+    // variant, into the launch facts. 4. Every derived metric, and the comparison with the model.
+    let mut facts = || {
+        crate::cancel::check()?;
+        let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
+        let times = time_variants(exe, &plan, &timing_path, settings, env)?;
+        Ok((plan.iter())
+            .map(|v| (v.name.clone(), launch_facts(v, times.get(&v.name).copied(), device.peak_bandwidth)))
+            .collect())
+    };
+    let way = Rows { catalogue, derivation, model, source: Source::Measured, backend: None };
+    let (rows, _) = way.pattern_rows(records, &plan, &entries, &report, &mut facts)?;
     // The join held, so launch i is entry i: ncu's result IDs name the variants' source lines.
     let variant_of: std::collections::HashMap<u64, String> =
         ids.iter().zip(&entries).filter_map(|(id, e)| Some(((*id)?, e.variant.clone()))).collect();
-
-    crate::cancel::check()?;
-    // 3. The timing run, outside the profiler: CUDA-event medians per variant.
-    let timing_path = dir.file(&format!("{stem}.timing.jsonl"));
-    let times = time_variants(exe, &plan, &timing_path, settings, env)?;
-
-    // 4. The launch facts, every derived metric, and the comparison with the model.
-    let facts: Vec<(String, Metrics)> = (plan.iter())
-        .map(|v| (v.name.clone(), launch_facts(v, times.get(&v.name).copied(), device.peak_bandwidth)))
-        .collect();
-    let fact_keys: Vec<&str> = catalogue.facts.keys().map(String::as_str).collect();
-    let measured = derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
-    let mut predicted = predicted_rows(&plan, model);
-    derivation.apply(&mut predicted)?;
-    let mut rows = against_model(
-        measured,
-        Frame::from_rows(&predicted, derivation.inputs().chain(derivation.keys()))?,
-        catalogue,
-    )?;
-    derivation.discard(&mut rows, &suspects);
-    derivation.notices(&mut rows);
-    for row in &mut rows {
-        if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
-            row.params = v.params();
-        }
-    }
     // Sources resolve against the checkout the kernels were built from.
     let root = exe.ancestors().find(|d| d.join("metrics.toml").is_file()).unwrap_or(exe);
     let worst_lines = worst_lines(std::slice::from_ref(&report), root, true, catalogue, &|id| {
@@ -169,6 +149,58 @@ pub(crate) fn measure(
         ncu_warnings: profiled.warnings,
         worst_lines,
     })
+}
+
+/// How a pattern's records become rows: the catalogue, the derivation, the model they are
+/// compared with, and what the rows are (measured, or simulated by a `backend` that never
+/// measures some counters).
+pub(crate) struct Rows<'a> {
+    pub catalogue: &'a Catalogue,
+    pub derivation: &'a Derivation,
+    pub model: &'a ModelSettings,
+    pub source: Source,
+    pub backend: Option<&'a Backend<'a>>,
+}
+
+impl Rows<'_> {
+    /// One pattern's launch records → its rows, the one way measured and simulated runs take:
+    /// each record through the sanity check into a row of its own (`Launches`), the verified
+    /// join with the launch manifest (`entries`; its errors name `at`), the launch facts
+    /// (asked for only once the join held: a broken report wastes no timing run), the
+    /// derivation, the comparison with the model's prediction of `plan`, broken counters out;
+    /// each row with its variant's parameters. The notices say what the rows lack.
+    pub(crate) fn pattern_rows(
+        &self,
+        records: Vec<LaunchRecord>,
+        plan: &[Variant],
+        entries: &[Entry],
+        at: &Path,
+        facts: &mut dyn FnMut() -> Result<Vec<(String, Metrics)>>,
+    ) -> Result<(Vec<Row>, Vec<String>)> {
+        let Rows { catalogue, derivation, model, source, backend } = *self;
+        let names = catalogue.ncu_names();
+        let mut launches = Launches::new(&names, Grouping::PerLaunch);
+        for r in records {
+            launches.push(r)?;
+        }
+        let (frame, _, suspects) = launches.finish()?;
+        let joined = frame.join_manifest(entries)?.map_err(|e| Error::input(at, e.to_string()))?;
+        let facts = facts()?;
+        let fact_keys: Vec<&str> = catalogue.facts.keys().map(String::as_str).collect();
+        let derived = derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
+        let mut predicted = predicted_rows(plan, model);
+        derivation.apply(&mut predicted)?;
+        let predicted = Frame::from_rows(&predicted, derivation.inputs().chain(derivation.keys()))?;
+        let mut rows = against_model(derived, predicted, catalogue, source)?;
+        let mut notices = derivation.discard(&mut rows, &suspects);
+        notices.extend(derivation.notices_by(&mut rows, backend));
+        for row in &mut rows {
+            if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
+                row.params = v.params();
+            }
+        }
+        Ok((rows, notices))
+    }
 }
 
 /// The three worst source lines of each launch (or kernel) of `report`, for the run's tables
@@ -273,9 +305,9 @@ fn time_variants(
     Ok(entries.into_iter().filter_map(|e| Some((e.variant, e.time_ms? / 1e3))).collect())
 }
 
-/// The launches of a report this run wrote: read natively, or through `ncu --import` under
-/// `--reader ncu` or for a format version the native reader does not know (the CSV is then
-/// kept beside the report).
+/// The launches of a report this run wrote, opened as every report is
+/// ([`crate::import::open_report`]: natively; through `ncu --import` under `--reader ncu` or for
+/// a format version the native reader does not know, the CSV then kept beside the report).
 fn report_records(
     report: &Path,
     ncu: &Ncu,
@@ -284,23 +316,19 @@ fn report_records(
     dir: &RunDir,
     stem: &str,
 ) -> Result<Vec<LaunchRecord>> {
-    if rep_reader == RepReader::Native {
-        let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
-        match ncu_rep::open(report).map(|l| l.records_only(keep)) {
-            Ok(launches) => {
-                let records = launches.map(|l| l.map(|l| l.record)).collect::<std::result::Result<Vec<_>, _>>();
-                return records.map_err(|e| Error::input(report, e.to_string()));
-            }
-            Err(ReadError::UnknownVersion { version }) => crate::messages::warning(format!(
-                "{}: report format version {version} is not one the native reader knows; reading it with `ncu --import`",
-                report.display()
-            )),
-            Err(e) => return Err(Error::input(report, e.to_string())),
+    let find_ncu = || Ok(ncu.clone());
+    let opened = open_report(report, Open::Fallback { reader: rep_reader, ncu: &find_ncu })?;
+    match opened.content {
+        Content::Native(launches) => {
+            let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
+            let records = launches.records_only(keep).map(|l| l.map(|l| l.record));
+            records.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| read_error(report, e))
+        }
+        Content::Csv { text, .. } => {
+            let csv = dir.write(&format!("{stem}.csv"), text.as_bytes())?;
+            parse_records(&text, catalogue).map_err(|m| Error::input(csv, m))
         }
     }
-    let csv = ncu.import_raw(report)?;
-    dir.write(&format!("{stem}.csv"), csv.as_bytes())?;
-    parse_records(&csv, catalogue).map_err(|m| Error::input(dir.file(&format!("{stem}.csv")), m))
 }
 
 fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, String> {

@@ -5,6 +5,10 @@
 //! is a measured run's: the verified join with the launch manifest, the one derivation, and the
 //! comparison with the model, rows marked `simulated`. The variants are independent processes:
 //! they run side by side, as many at once as the run's [`Permits`] allow.
+//!
+//! A user's own program (`profile --backend sim`, [`simulate_program`]) takes the same way from
+//! records to rows, per kernel and without a manifest; [`line_report`] reads the simulator's
+//! folders such a run saved into the per-line rows of `lines`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,17 +17,16 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::frame::findings::against_model_as;
-use crate::frame::launches::{Grouping, Launches};
+use crate::frame::launches::{rows_of, Grouping};
 use crate::frame::manifest::{self, Entry};
-use crate::frame::{Backend, Derivation, Frame};
+use crate::frame::{Backend, Derivation};
 use crate::metrics::Catalogue;
-use crate::model::{predicted_rows, ModelSettings};
+use crate::model::ModelSettings;
 use crate::parse::gpgpusim::SimRun;
 use crate::parse::gpgpusim::{Access, Direction, PtxInstruction, Space};
 use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{sim_variants, Pattern, Sizing};
-use crate::results::{Metrics, Row, Source};
+use crate::results::{Row, Source};
 use crate::store::RunDir;
 use crate::tools::gpgpusim::{GpgpuSim, SimMode, CONFIG};
 use crate::tools::ToolError;
@@ -114,6 +117,9 @@ pub(crate) struct Simulated {
     pub notices: Vec<String>,
 }
 
+/// The compute capability of the device the simulator's configuration models (a V100's).
+pub(crate) const SIM_CC: &str = "7.0";
+
 /// The device a simulated record names.
 pub(crate) fn device_name() -> String {
     format!("GPGPU-Sim {CONFIG}")
@@ -170,26 +176,17 @@ pub(crate) fn simulate(pattern: Pattern, sizing: Sizing, exe: &Path, s: &Simulat
     let manifest_path = dir.write(&format!("{stem}.manifest.jsonl"), combined.as_bytes())?;
     manifest::check_against_plan(&entries, &plan).map_err(|e| Error::input(&manifest_path, e.to_string()))?;
 
-    let names = s.catalogue.ncu_names();
-    let mut launches = Launches::new(&names, Grouping::PerLaunch);
-    for r in records {
-        launches.push(r)?;
-    }
-    let (frame, _, suspects) = launches.finish()?;
-    let joined = frame.join_manifest(&entries)?.map_err(|e| Error::input(&manifest_path, e.to_string()))?;
-    let facts: Vec<(String, Metrics)> = plan.iter().map(|v| (v.name.clone(), facts_of(v))).collect();
-    let fact_keys: Vec<&str> = s.catalogue.facts.keys().map(String::as_str).collect();
-    let simulated = s.derivation.derive(joined.join_facts(&facts, &fact_keys)?)?;
-    let mut predicted = predicted_rows(&plan, s.model);
-    s.derivation.apply(&mut predicted)?;
-    let predicted = Frame::from_rows(&predicted, s.derivation.inputs().chain(s.derivation.keys()))?;
-    let mut rows = against_model_as(simulated, predicted, s.catalogue, Source::Simulated)?;
-    let mut notices = s.derivation.discard(&mut rows, &suspects);
-    notices.extend(s.derivation.notices_by(&mut rows, Some(&BACKEND)));
+    // No timing: a simulator's cycles are not a GPU's.
+    let mut facts = || Ok(plan.iter().map(|v| (v.name.clone(), super::launch_facts(v, None, None))).collect());
+    let way = super::Rows {
+        catalogue: s.catalogue,
+        derivation: s.derivation,
+        model: s.model,
+        source: Source::Simulated,
+        backend: Some(&BACKEND),
+    };
+    let (mut rows, notices) = way.pattern_rows(records, &plan, &entries, &manifest_path, &mut facts)?;
     for row in &mut rows {
-        if let Some(v) = plan.iter().find(|v| Some(&v.name) == row.variant.as_ref()) {
-            row.params = v.params();
-        }
         row.notes.push(format!("simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS"));
     }
     Ok(Simulated { rows, seconds, notices })
@@ -233,15 +230,6 @@ fn simulate_variant(
         record: kernels.swap_remove(i),
         entries: manifest::read(&manifest_path)?,
     })
-}
-
-/// The launch facts a simulated row gets (no timing: a simulator's cycles are not a GPU's).
-fn facts_of(v: &crate::patterns::Variant) -> Metrics {
-    let mut m = Metrics::new();
-    m.insert("access_bytes".into(), f64::from(v.access_bytes));
-    m.insert("algorithm_bytes_read".into(), v.bytes_read as f64);
-    m.insert("algorithm_bytes_written".into(), v.bytes_written as f64);
-    m
 }
 
 /// A manifest entry as the executables write it (the combined manifest of a simulated pattern).
@@ -398,7 +386,7 @@ pub(crate) fn kernel_records(run: &SimRun, catalogue: &Catalogue) -> Vec<LaunchR
         r.grid = same(|l| l.grid);
         r.block = same(|l| l.block);
         r.device = Some(device_name());
-        r.cc = Some("7.0".into());
+        r.cc = Some(SIM_CC.into());
         r.launches = n;
         for (k, v) in &c.values {
             if let Some(raw) = catalogue.raw.get(*k) {
@@ -418,15 +406,95 @@ pub(crate) fn kernel_rows(
     derivation: &Derivation,
 ) -> Result<(Vec<Row>, Vec<String>)> {
     let names = catalogue.ncu_names();
-    let mut launches = Launches::new(&names, Grouping::PerKernel);
-    for r in records {
-        launches.push(r)?;
-    }
-    let (frame, _, suspects) = launches.finish()?;
-    let mut rows = derivation.derive(frame)?.into_rows(Source::Simulated)?;
-    let mut notices = derivation.discard(&mut rows, &suspects);
-    notices.extend(derivation.notices_by(&mut rows, Some(&BACKEND)));
+    let (rows, notices, _) =
+        rows_of(records.into_iter(), &names, Grouping::PerKernel, derivation, (Source::Simulated, Some(&BACKEND)))?;
     Ok((rows, notices))
+}
+
+/// A user's program to simulate (`profile --backend sim`).
+pub(crate) struct Program<'a> {
+    /// The executable (absolute: the simulator runs it in its own folder) and its arguments.
+    pub exe: &'a Path,
+    pub args: &'a [std::ffi::OsString],
+    /// `--kernel`: only the kernels it matches get rows and lines.
+    pub kernel: Option<&'a regex::Regex>,
+    /// Functional or timing, and the toolkit the program was built with.
+    pub mode: SimMode,
+    pub cuda: &'a Path,
+    pub timeout: Duration,
+    /// Where the worst lines' sources are found.
+    pub source_root: &'a Path,
+}
+
+/// A program simulated: one row per kernel (counters summed over its launches), what the rows
+/// lack, each kernel's worst lines, and how long the simulator took.
+pub(crate) struct ProgramRun {
+    pub rows: Vec<Row>,
+    pub notices: Vec<String>,
+    pub worst_lines: Vec<crate::results::WorstLine>,
+    pub seconds: f64,
+}
+
+/// Run `p` under the simulator in `folder`, and take the simulator's statistics the pipeline's
+/// way: per-kernel records → the sanity check and grouping → the derivation → rows (and the
+/// per-line rows, for the worst lines).
+pub(crate) fn simulate_program(
+    sim: &GpgpuSim,
+    p: &Program,
+    folder: &Path,
+    catalogue: &Catalogue,
+    derivation: &Derivation,
+) -> Result<ProgramRun> {
+    let run = run_in(sim, p.exe, p.args, folder, (p.mode, p.cuda), p.timeout)?;
+    let names = demangled(&run, Some(sim));
+    let keep = |k: &str| p.kernel.is_none_or(|re| re.is_match(k));
+    let records: Vec<_> = (kernel_records(&run, catalogue).into_iter())
+        .map(|r| LaunchRecord { kernel: names.get(&r.kernel).cloned().unwrap_or(r.kernel.clone()), ..r })
+        .filter(|r| keep(&r.kernel))
+        .collect();
+    if records.is_empty() {
+        return Err(Error::nothing_matched(
+            format!("`{}` ran under GPGPU-Sim but launched no kernel coalprof could count", p.exe.display()),
+            p.kernel.map(|k| format!("check `--kernel {k}`")),
+        ));
+    }
+    let (mut rows, notices) = kernel_rows(records, catalogue, derivation)?;
+    for r in &mut rows {
+        r.notes.push(format!(
+            "simulated in GPGPU-Sim ({CONFIG}): PTX, not SASS; counters summed over the kernel's launches"
+        ));
+    }
+    let mut sources = crate::lines::source::Sources::new(p.source_root.to_path_buf());
+    let opts = crate::lines::Options { kernel: p.kernel.cloned(), top: Some(3), ..Default::default() };
+    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
+    let worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
+    Ok(ProgramRun { rows, notices, worst_lines, seconds: run.elapsed.as_secs_f64() })
+}
+
+/// The per-line report of run folders `profile --backend sim` saved (`lines RUN`): the rows
+/// from the simulator's per-PTX-line statistics and the PTX's `.loc`, folder after folder;
+/// `sim` demangles the kernels' names where it is installed.
+pub(crate) fn line_report(
+    folders: &[std::path::PathBuf],
+    opts: &crate::lines::Options,
+    catalogue: &Catalogue,
+    sources: &mut crate::lines::source::Sources,
+    sim: Option<&GpgpuSim>,
+) -> Result<crate::lines::LineReport> {
+    let mut report: Option<crate::lines::LineReport> = None;
+    for f in folders {
+        let run = crate::parse::gpgpusim::read_run(f).map_err(|e| Error::input(f, e))?;
+        let names = demangled(&run, sim);
+        let r = crate::lines::sim::build(sim_kernels(&run, &names), opts, catalogue, sources)?;
+        match &mut report {
+            Some(all) => {
+                all.rows.extend(r.rows);
+                all.notices.extend(r.notices);
+            }
+            None => report = Some(r),
+        }
+    }
+    report.ok_or_else(|| Error::usage("no simulated run given"))
 }
 
 /// The simulation folder of a run folder `profile --backend sim` saved (its `sim/`), or the
