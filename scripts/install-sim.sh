@@ -18,13 +18,14 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 tools="$root/.tools"
 mkdir -p "$tools"
 
-# The release build scripts/test.sh makes first (built here when absent).
+# The build scripts/test.sh makes first (`cargo build --locked`, the dev profile the tests and
+# the README's `cargo run` share) (built here when absent).
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
-coalprof="$target_dir/release/coalprof"
+coalprof="$target_dir/debug/coalprof"
 if [ ! -x "$coalprof" ]; then
-    printf 'install-sim: building coalprof for `coalprof setup` (cargo build --release --locked)\n' >&2
-    (cd "$root" && cargo build --release --locked)
+    printf 'install-sim: building coalprof for `coalprof setup` (cargo build --locked)\n' >&2
+    (cd "$root" && cargo build --locked)
 fi
 
 log="$(mktemp)"

@@ -18,14 +18,15 @@ mkdir -p "$tools"
 log() { printf 'install-tools: %s\n' "$*" >&2; }
 
 # --- nvcc and friends from PyPI, ncu 2022.3 from Debian non-free: `coalprof setup` ----------
-# The release build scripts/test.sh makes first (built here when absent), run in the checkout
+# The build scripts/test.sh makes first (`cargo build --locked`, the dev profile the tests and
+# the README's `cargo run` share) (built here when absent), run in the checkout
 # with the tool home at .tools/: one install path for the tests, CI and users.
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
-coalprof="$target_dir/release/coalprof"
+coalprof="$target_dir/debug/coalprof"
 if [ ! -x "$coalprof" ]; then
-    log "building coalprof for \`coalprof setup\` (cargo build --release --locked)"
-    (cd "$root" && cargo build --release --locked)
+    log "building coalprof for \`coalprof setup\` (cargo build --locked)"
+    (cd "$root" && cargo build --locked)
 fi
 (cd "$root" && COALPROF_HOME="$tools" "$coalprof" setup cuda ncu)
 

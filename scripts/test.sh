@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-#! The test command: builds the release binary (`cargo build --release --locked`; the README's
-#! main command, `cargo run --release -- run …`, then reuses it) and installs with its
+#! The test command: builds coalprof (`cargo build --locked`: the dev profile, which the tests
+#! and the README's main command, `cargo run -- run …`, then reuse) and installs with its
 #! `coalprof setup` what the tests need into the project's own `.tools/` (scripts/install-tools.sh:
 #! nvcc from PyPI, the real ncu 2022.3 from Debian, NVIDIA's ncu_report; scripts/install-sim.sh:
 #! GPGPU-Sim built from the vendored source with the CUDA 11.8 toolkit; idempotent, no GPU),
@@ -9,10 +9,10 @@
 #! runs every test against the locked dependencies (in CI, a test that would skip for a missing
 #! tool fails). Extra arguments go to `cargo test`.
 #!
-#! The tests run in the release profile (`cargo test --release`): they reuse every dependency
-#! the release build compiled, where the dev profile compiled them all a second time (a fresh
-#! clone's longest steps are these builds and GPGPU-Sim's). Each step prints its name when it
-#! starts and its time when it ends; the last lines list them all.
+#! One profile for everything here: a release build as well compiled every dependency a second
+#! time (and cannot be shared with the tests: a test harness needs unwinding, the release
+#! binary aborts). Each step prints its name when it starts and its time when it ends; the last
+#! lines list them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +35,7 @@ summary() {
 trap summary EXIT
 
 # The binary whose `coalprof setup` installs the tools below.
-step "release build" cargo build --release --locked
+step "build" cargo build --locked
 step "tools (nvcc, ncu, ncu_report)" bash scripts/install-tools.sh
 # GPGPU-Sim and the CUDA 11.8 toolkit for the sim tests (tests/it/sim.rs); where they cannot be
 # had it prints one SKIPPED line, and those tests say SKIPPED too.
@@ -61,4 +61,4 @@ step "doc" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --quiet
 if [ -n "${CI:-}" ]; then
     export COALPROF_REQUIRE_TOOLS=1
 fi
-step "tests" cargo test --release --locked "$@"
+step "tests" cargo test --locked "$@"
