@@ -2,7 +2,8 @@
 //! sibling modules under one parent depend on each other in one direction only), the top-level
 //! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), no arrow of it
 //! points up ARCHITECTURE.md's `layers`, the longest chain of top-level imports is at most 10
-//! rooms, and every file says what it is for in a `//!` line.
+//! rooms, every file says what it is for in a `//!` line, and every file ARCHITECTURE.md names
+//! (its recipes, its room table) is there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -378,4 +379,61 @@ fn the_executable_is_not_position_independent() {
     assert_eq!(&elf[..4], b"\x7fELF");
     // e_type: 2 is ET_EXEC (fixed address), 3 ET_DYN (a PIE or a shared object).
     assert_eq!(u16::from_le_bytes([elf[16], elf[17]]), 2, "the coalprof executable is a PIE");
+}
+
+/// The files and folders a text names in backticks (`src/lib.rs`, `engine/`, `home.rs:12`) that
+/// are not in the tree. A name with a folder is looked for at the root and under `src/`; a bare
+/// file name anywhere under `src/` and `tests/` (the room table names files inside its rooms).
+/// Templates (`kernels/<name>.cu`), globs and extensions alone (`.cu`) are not names.
+fn missing_files(text: &str) -> Vec<String> {
+    const KINDS: &[&str] = &[".rs", ".cu", ".cuh", ".md", ".toml", ".sh", ".css", ".js", ".py", "/"];
+    let root = root();
+    let mut everywhere = Vec::new();
+    for dir in ["src", "tests"] {
+        files_under(&root.join(dir), &mut everywhere);
+    }
+    let mut missing = Vec::new();
+    for name in text.split('`').skip(1).step_by(2) {
+        let name = name.split(':').next().unwrap_or_default();
+        let is_path = KINDS.iter().any(|k| name.ends_with(k))
+            && !name.starts_with(['.', '-', '$', '~', '/'])
+            && !name.contains(['<', '*', '{', ' ', '(']);
+        if !is_path {
+            continue;
+        }
+        let found = root.join(name).exists()
+            || root.join("src").join(name).exists()
+            || (!name.trim_end_matches('/').contains('/')
+                && everywhere.iter().any(|f| f.file_name().is_some_and(|n| *n == *name.trim_end_matches('/'))));
+        if !found {
+            missing.push(name.to_string());
+        }
+    }
+    missing
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        }
+        out.push(path);
+    }
+}
+
+/// ARCHITECTURE.md sends a reader to files (its recipes, its room table, where to start
+/// reading): each one is there, so a move that forgets the document fails here.
+#[test]
+fn every_file_architecture_md_names_is_there() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    assert!(text.contains("## Recipes") && text.contains("`commands/run.rs`"), "the recipes are read");
+    let missing = missing_files(&text);
+    assert!(missing.is_empty(), "ARCHITECTURE.md names files that are not there: {missing:?}");
+}
+
+#[test]
+fn the_file_check_can_fail() {
+    let text = "a recipe: `patterns/nowhere.rs`, `engine/` and `gone.rs`, but `kernels/<name>.cu` is a template";
+    assert_eq!(missing_files(text), ["patterns/nowhere.rs", "gone.rs"]);
 }
