@@ -1,9 +1,16 @@
 //! The command line, declared with clap derive. Only `settings.rs` reads these structs: it
-//! turns them, `metrics.toml` and the environment into typed settings once.
+//! turns them, `metrics.toml` and the environment into typed settings once. A choice that is a
+//! domain type (the output format, the report reader, the simulator's mode, compare's matching,
+//! lines' rows) is that type, deriving clap's `ValueEnum` where it is defined, not a mirror.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::frame::side_by_side::MatchBy;
+use crate::import::RepReader;
+use crate::style::{By, Format};
+use crate::tools::gpgpusim::SimMode;
 
 /// Shows how CUDA kernels touch memory: sectors per request, amplification, bandwidth and
 /// shared-memory bank conflicts, measured with Nsight Compute or predicted by an address model.
@@ -20,8 +27,8 @@ pub(crate) struct Cli {
 #[derive(Debug, Args)]
 pub(crate) struct Global {
     /// Output format on stdout.
-    #[arg(long, global = true, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
+    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
     /// When to colour the terminal table (`NO_COLOR` is honoured under `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
@@ -43,32 +50,8 @@ pub(crate) struct Global {
     pub nvcc: Option<PathBuf>,
     /// How to read `.ncu-rep` reports: coalprof's own reader (no ncu needed; `ncu --import` only
     /// for a report format version it does not know), or always `ncu --import`.
-    #[arg(long, global = true, value_enum, default_value_t = ReaderArg::Native)]
-    pub reader: ReaderArg,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum ReaderArg {
-    Native,
-    Ncu,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum FormatArg {
-    Table,
-    Markdown,
-    Json,
-    Csv,
-    /// One self-contained page (inline CSS and plots; nothing fetched).
-    Html,
-    /// Bencher Metric Format JSON.
-    Bencher,
-    /// github-action-benchmark `customSmallerIsBetter` JSON (the lower-is-better metrics).
-    GithubBenchmark,
-    /// github-action-benchmark `customBiggerIsBetter` JSON (the higher-is-better metrics).
-    GithubBenchmarkBigger,
-    /// An SVG trend (`history`).
-    Svg,
+    #[arg(long, global = true, value_enum, default_value_t = RepReader::Native)]
+    pub reader: RepReader,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -173,6 +156,8 @@ pub(crate) struct PatternsArgs {
     pub size: Option<String>,
 }
 
+/// `run --backend`. A mirror of `settings::Backend`, which the engine and the commands read:
+/// the settings sit above this file, so it cannot name their type.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum BackendArg {
     /// Measure with ncu where a GPU is present, otherwise predict with the model (and say so).
@@ -259,16 +244,8 @@ pub(crate) struct ProfilerArgs {
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub timeout: u64,
     /// `--backend sim`: GPGPU-Sim's mode; both give the same counters.
-    #[arg(long, value_enum, default_value_t = SimModeArg::Functional)]
-    pub sim_mode: SimModeArg,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum SimModeArg {
-    /// Functional simulation only (10-20x faster).
-    Functional,
-    /// The cycle-level timing model, for comparison.
-    Timing,
+    #[arg(long, value_enum, default_value_t = SimMode::Functional)]
+    pub sim_mode: SimMode,
 }
 
 #[derive(Debug, Args)]
@@ -371,15 +348,8 @@ pub(crate) struct CompareArgs {
     /// How your kernels' rows are matched: `name` (the function name, inline namespaces such as
     /// `THRUST_…_NS` ignored, the same launch shape preferred: one program on two GPUs or at two
     /// sizes) or `shape` (name and exact grid and block).
-    #[arg(long = "match", value_enum, default_value_t = MatchArg::Name)]
-    pub match_by: MatchArg,
-}
-
-/// `compare --match`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum MatchArg {
-    Name,
-    Shape,
+    #[arg(long = "match", value_enum, default_value_t = MatchBy::Name)]
+    pub match_by: MatchBy,
 }
 
 #[derive(Debug, Subcommand)]
@@ -451,14 +421,6 @@ pub(crate) struct BuildArgs {
     pub arch: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum ByArg {
-    /// One row per source line (instructions without a line stay instruction rows).
-    Line,
-    /// One row per SASS instruction.
-    Instruction,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct LinesArgs {
     /// `.ncu-rep` reports made with the SourceCounters section (and kernels built with `-lineinfo`).
@@ -474,8 +436,8 @@ pub(crate) struct LinesArgs {
     #[arg(long)]
     pub per_launch: bool,
     /// Rows per source line or per SASS instruction.
-    #[arg(long, value_enum, default_value_t = ByArg::Line)]
-    pub by: ByArg,
+    #[arg(long, value_enum, default_value_t = By::Line)]
+    pub by: By,
     /// The checkout the source paths are made relative to and read from (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub source_root: Option<PathBuf>,

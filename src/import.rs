@@ -59,7 +59,7 @@ pub(crate) fn kind(path: &Path) -> Result<Kind> {
 }
 
 /// How `.ncu-rep` reports are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum RepReader {
     /// coalprof's own reader; `ncu --import` only for a format version it does not know.
     #[default]

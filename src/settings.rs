@@ -10,10 +10,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::build::parse_arch;
-use crate::cli::{
-    AnalyzeArgs, BackendArg, ColorArg, Command, FormatArg, Global, PatternChoice, ProfilerArgs, ReaderArg, RunArgs,
-    SimModeArg,
-};
+use crate::cli::{AnalyzeArgs, BackendArg, ColorArg, Command, Global, PatternChoice, ProfilerArgs, RunArgs};
 use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
@@ -256,17 +253,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     let catalogue = Catalogue::load(global.metrics.as_deref(), &env.cwd)?;
     let rules = crate::gate::compile_rules(catalogue.rules.clone(), &catalogue.origin, catalogue.directions().into())?;
     let derivation = Derivation::new(&catalogue)?;
-    let format = match global.format {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Json => Format::Json,
-        FormatArg::Csv => Format::Csv,
-        FormatArg::Html => Format::Html,
-        FormatArg::Bencher => Format::Bencher,
-        FormatArg::GithubBenchmark => Format::GithubBenchmark,
-        FormatArg::GithubBenchmarkBigger => Format::GithubBenchmarkBigger,
-        FormatArg::Svg => Format::Svg,
-    };
+    let format = global.format;
     let color = match global.color {
         ColorArg::Always => true,
         ColorArg::Never => false,
@@ -286,10 +273,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     };
     let project = project_root(&env.cwd);
     let cache = kernel_cache(project.as_deref(), env);
-    let rep_reader = match global.reader {
-        ReaderArg::Native => RepReader::Native,
-        ReaderArg::Ncu => RepReader::Ncu,
-    };
+    let rep_reader = global.reader;
     let common = Common {
         format,
         style: Style::new(&catalogue, color).with_width((!global.wide).then_some(env.columns)),
@@ -396,10 +380,7 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
     if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
         return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
     }
-    let match_by = match a.match_by {
-        crate::cli::MatchArg::Name => crate::frame::side_by_side::MatchBy::Name,
-        crate::cli::MatchArg::Shape => crate::frame::side_by_side::MatchBy::Shape,
-    };
+    let match_by = a.match_by;
     Ok(CompareSettings { inputs: a.inputs.clone(), labels: a.label.clone(), metrics: a.metric.clone(), match_by })
 }
 
@@ -418,7 +399,7 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
         ));
     }
     let default_size = match backend {
-        Backend::Sim => Sizing::simulated(matches!(a.profiler.sim_mode, SimModeArg::Timing)),
+        Backend::Sim => Sizing::simulated(a.profiler.sim_mode == SimMode::Timing),
         _ => Sizing::default(),
     };
     let patterns = patterns(&a.patterns)?;
@@ -473,7 +454,7 @@ fn slurm_settings(a: &RunArgs, global: &Global, env: &Env) -> Result<SlurmSettin
     if let Some(n) = &global.nvcc {
         global_args.extend(["--nvcc".into(), abs(n)]);
     }
-    if matches!(global.reader, ReaderArg::Ncu) {
+    if global.reader == RepReader::Ncu {
         global_args.extend(["--reader".into(), "ncu".into()]);
     }
     Ok(SlurmSettings {
@@ -492,10 +473,7 @@ fn lines(a: &crate::cli::LinesArgs, env: &Env) -> Result<LinesSettings> {
         .as_deref()
         .map(|k| regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}"))))
         .transpose()?;
-    let by = match a.by {
-        crate::cli::ByArg::Line => crate::lines::By::Line,
-        crate::cli::ByArg::Instruction => crate::lines::By::Instruction,
-    };
+    let by = a.by;
     let source_root = a.source_root.clone().unwrap_or_else(|| env.cwd.clone());
     if !source_root.is_dir() {
         return Err(Error::usage(format!("`--source-root {}` is not a folder", source_root.display())));
@@ -515,10 +493,7 @@ fn profiler(p: &ProfilerArgs, warmup: u32, repeats: u32) -> ProfilerSettings {
         timeout: Duration::from_secs(p.timeout.max(1)),
         warmup,
         repeats: repeats.max(1),
-        sim_mode: match p.sim_mode {
-            SimModeArg::Functional => SimMode::Functional,
-            SimModeArg::Timing => SimMode::Timing,
-        },
+        sim_mode: p.sim_mode,
     }
 }
 

@@ -1,13 +1,13 @@
-//! How results are to be shown, decided once by the settings: the output format (`--format`)
-//! and the style (colour, the catalogue's columns, directions and units, the width a table
-//! fits). The exporters in `render/` follow them; they live here, below `settings` and
+//! How results are to be shown, decided once by the settings: the output format (`--format`),
+//! the style (colour, the catalogue's columns, directions and units, the width a table fits)
+//! and what a row of `lines` is (`--by`). The exporters in `render/` follow them; they live here, below `settings` and
 //! `render`, so that the settings name them without standing above the exporters.
 
 use crate::error::Error;
 use crate::metrics::{Catalogue, Column, Directions};
 
 /// Output formats (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {
     /// The terminal table.
     #[default]
@@ -28,6 +28,17 @@ pub enum Format {
     GithubBenchmarkBigger,
     /// An SVG trend (`history` only).
     Svg,
+}
+
+/// `lines`' rows: per source line, or per SASS instruction (`--by`). How the per-line sums are
+/// shown, so it stands beside the format; `lines/` sums by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum By {
+    /// One row per source line (and access kind).
+    #[default]
+    Line,
+    /// One row per SASS instruction (and access kind).
+    Instruction,
 }
 
 impl Format {

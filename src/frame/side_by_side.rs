@@ -21,7 +21,7 @@ use crate::results::{Metrics, Row};
 const KEY: &str = "key";
 
 /// How rows of user kernels are matched across inputs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum MatchBy {
     /// By function name (inline namespaces such as `THRUST_…_NS` normalised), preferring the
     /// same launch shape: one program on two GPUs or at two sizes, kernel by kernel.

@@ -19,6 +19,7 @@ use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::{LaunchRecord, SourceCounters};
 use crate::results::{thousands, Metrics, Row, Source};
+pub use crate::style::By;
 
 /// Version of the JSON layout of [`LineReport`]. `/2`: `requests` are warp-level executions
 /// (`inst_executed`) of global instructions, no longer L1 tag requests (now `tag_requests`);
@@ -28,16 +29,6 @@ pub(crate) const SCHEMA: &str = "coalprof-lines/2";
 /// A launch's Σ requests may differ from its kernel-level request count by this much before
 /// the report says so.
 const REQUEST_TOLERANCE: f64 = 0.02;
-
-/// Rows per source line, or per SASS instruction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum By {
-    /// One row per source line (and access kind).
-    #[default]
-    Line,
-    /// One row per SASS instruction (and access kind).
-    Instruction,
-}
 
 /// What `lines` was asked for.
 #[derive(Debug, Clone, Default)]

@@ -28,7 +28,7 @@ const CONFIG_FILES: &[&str] = &["gpgpusim.config", "config_volta_islip.icnt"];
 /// functional mode generates each warp's memory accesses as the timing core does, through
 /// `scripts/sim-patches/0003-functional-mem-accesses.patch`); only the timing mode models cycles,
 /// which coalprof never reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum SimMode {
     /// Functional simulation only, one CTA at a time: 10–20× faster.
     #[default]
