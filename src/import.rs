@@ -314,49 +314,7 @@ pub(crate) fn read_results_json(path: &Path) -> Result<Results> {
 #[cfg(test)]
 mod tests {
     use super::rank_of;
-    use std::path::{Path, PathBuf};
-
-    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                rust_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-
-    /// One opener: no file of `src/` but this one opens a report itself, with the native
-    /// reader (`ncu_rep::open`) or ncu (`import_raw`); each goes through `open_report`.
-    #[test]
-    fn reports_are_opened_in_one_place() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        let mut openers = Vec::new();
-        for file in &files {
-            let rel = file.strip_prefix(&src).unwrap();
-            // The opener, the reader itself and ncu's own module (which defines `import_raw`).
-            if rel == Path::new("import.rs") || rel.starts_with("parse") || rel == Path::new("tools/ncu.rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(file).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
-            for (n, line) in code.lines().enumerate() {
-                let line = line.trim_start();
-                if line.starts_with("//") {
-                    continue;
-                }
-                let imports_open = line.contains("ncu_rep::{") && line.contains("open");
-                if line.contains("ncu_rep::open") || imports_open || line.contains("import_raw(") {
-                    openers.push(format!("{}:{}: {line}", rel.display(), n + 1));
-                }
-            }
-        }
-        assert!(files.len() > 50, "the walk found the sources: {}", files.len());
-        assert!(openers.is_empty(), "reports opened outside `import::open_report`:\n{}", openers.join("\n"));
-    }
+    use std::path::Path;
 
     #[test]
     fn a_rank_comes_from_the_file_name_only() {

@@ -2,23 +2,30 @@
 //! sibling modules under one parent depend on each other in one direction only), the top-level
 //! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), no arrow of it
 //! points up ARCHITECTURE.md's `layers`, the longest chain of top-level imports is at most 10
-//! rooms, every file says what it is for in a `//!` line, and every file ARCHITECTURE.md names
-//! (its recipes, its room table) is there.
+//! rooms, every file says what it is for in a `//!` line, every file ARCHITECTURE.md names
+//! (its recipes, its room table) is there, and one function opens reports.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::util::root;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file and folder under `dir`, at any depth.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
+            files_under(&path, out);
         }
+        out.push(path);
     }
+}
+
+/// The `.rs` files under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut all = Vec::new();
+    files_under(dir, &mut all);
+    out.extend(all.into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs")));
 }
 
 /// The module a file of `src/` is (`["lines", "aggregate"]` for `src/lines/aggregate.rs`,
@@ -412,16 +419,6 @@ fn missing_files(text: &str) -> Vec<String> {
     missing
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files_under(&path, out);
-        }
-        out.push(path);
-    }
-}
-
 /// ARCHITECTURE.md sends a reader to files (its recipes, its room table, where to start
 /// reading): each one is there, so a move that forgets the document fails here.
 #[test]
@@ -436,4 +433,30 @@ fn every_file_architecture_md_names_is_there() {
 fn the_file_check_can_fail() {
     let text = "a recipe: `patterns/nowhere.rs`, `engine/` and `gone.rs`, but `kernels/<name>.cu` is a template";
     assert_eq!(missing_files(text), ["patterns/nowhere.rs", "gone.rs"]);
+}
+
+/// One opener: no file of `src/` but `import.rs` opens a report itself, with the native reader
+/// (`ncu_rep::open`) or ncu (`import_raw`); every command goes through `import::open_report`.
+#[test]
+fn reports_are_opened_in_one_place() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut openers = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap();
+        // The opener, the reader itself and ncu's own module (which defines `import_raw`).
+        if rel == Path::new("import.rs") || rel.starts_with("parse") || rel == Path::new("tools/ncu.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in code(&text).lines() {
+            let imports_open = line.contains("ncu_rep::{") && line.contains("open");
+            if line.contains("ncu_rep::open") || imports_open || line.contains("import_raw(") {
+                openers.push(format!("{}: {}", rel.display(), line.trim()));
+            }
+        }
+    }
+    assert!(files.len() > 50, "the walk found the sources: {}", files.len());
+    assert!(openers.is_empty(), "reports opened outside `import::open_report`:\n{}", openers.join("\n"));
 }
