@@ -2,36 +2,10 @@
 //! kernel name can neither start a line nor drive the terminal), lines fitted to a width, and
 //! numbers rounded as people read them (counts, shares, message numbers: every format's).
 //! Every human-readable exporter (table, markdown, CSV cells, the gate's table) escapes through
-//! [`visible`]: one place decides what a name may carry onto a screen.
+//! [`visible`], and so does every message on stderr: one place (`messages.rs`, which may depend
+//! on nothing) decides what a name may carry onto a screen.
 
-use std::borrow::Cow;
-
-/// Characters shown as an escape instead of themselves: C0 and C1 controls and DEL (newlines,
-/// ESC, BEL, …), the Unicode line and paragraph separators (a line break to some renderers) and
-/// the bidirectional overrides and isolates (text that reads otherwise than it is stored).
-fn hidden(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// `s` with every [`hidden`] character written as a visible escape: `\n`, `\r`, `\t`, `\x1b`,
-/// `\u{202e}`. Borrowed when there is nothing to escape (nearly always).
-pub(crate) fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(hidden) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if hidden(c) && (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+pub(crate) use crate::messages::visible;
 
 /// A markdown table cell or inline code span: [`visible`], `|` escaped (GFM needs it even in
 /// code), a backtick turned into `'` (it would end the span), whitespace collapsed.
@@ -225,7 +199,7 @@ mod tests {
         assert_eq!(visible("\x1b]0;title\x07\x1b[2J"), "\\x1b]0;title\\x07\\x1b[2J");
         assert_eq!(visible("a\tb\r\u{9b}c\u{7f}"), "a\\tb\\r\\x9bc\\x7f");
         assert_eq!(visible("ab\u{202e}cd\u{2028}"), "ab\\u{202e}cd\\u{2028}");
-        assert!(matches!(visible("void k<float>(int *)"), Cow::Borrowed(_)));
+        assert!(matches!(visible("void k<float>(int *)"), std::borrow::Cow::Borrowed(_)));
         assert_eq!(visible("µs · ünïcode"), "µs · ünïcode");
     }
 
