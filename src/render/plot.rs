@@ -15,6 +15,7 @@
 
 use std::ops::Range;
 
+use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -34,6 +35,14 @@ const PREDICTED: RGBColor = RGBColor(255, 127, 14);
 const IDEAL: RGBColor = RGBColor(90, 90, 90);
 const GRID: RGBColor = RGBColor(225, 225, 225);
 const FONT: &str = "sans-serif";
+
+/// The house style of every chart's mesh: the fonts of axis titles and labels, white minor
+/// lines and grey major ones.
+fn house_mesh<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.axis_desc_style((FONT, 16)).label_style((FONT, 15)).light_line_style(WHITE).bold_line_style(GRID)
+}
 
 const SECTORS: &str = "global_load_sectors_per_request";
 const SECTORS_IDEAL: &str = "global_load_ideal_sectors_per_request";
@@ -369,15 +378,7 @@ fn draw_sweep(
     macro_rules! plot_on {
         ($chart:expr) => {{
             let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(s.axis)
-                .y_desc(y_desc)
-                .y_label_formatter(&y_fmt)
-                .axis_desc_style((FONT, 16))
-                .label_style((FONT, 15))
-                .light_line_style(WHITE)
-                .bold_line_style(GRID)
+            house_mesh(chart.configure_mesh().x_desc(s.axis).y_desc(y_desc).y_label_formatter(&y_fmt))
                 .draw()
                 .map_err(text)?;
             if let Some(i) = ideal {
@@ -500,16 +501,11 @@ fn draw_reuse(root: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Row]) -> DrawR
             Keyed { inner: LogCoord::from((ylo..yhi).log_scale()), ticks: yticks },
         )
         .map_err(text)?;
-    chart
-        .configure_mesh()
-        .x_desc("sequence length S (log2 axis)")
-        .y_desc("DRAM bytes, read + written (log axis)")
-        .axis_desc_style((FONT, 16))
-        .label_style((FONT, 15))
-        .light_line_style(WHITE)
-        .bold_line_style(GRID)
-        .draw()
-        .map_err(text)?;
+    house_mesh(
+        chart.configure_mesh().x_desc("sequence length S (log2 axis)").y_desc("DRAM bytes, read + written (log axis)"),
+    )
+    .draw()
+    .map_err(text)?;
     for (_, color, meas, pred) in &series {
         if !pred.is_empty() {
             chart.draw_series(LineSeries::new(pred.iter().copied(), color.stroke_width(2))).map_err(text)?;
@@ -567,17 +563,7 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
         .y_label_area_size((longest * 7 + 20).clamp(60, 250))
         .build_cartesian_2d(0.0..xmax, Keyed { inner: RangedCoordf64::from(-pad..n as f64 + pad), ticks })
         .map_err(text)?;
-    chart
-        .configure_mesh()
-        .x_desc(axis)
-        .x_label_formatter(&x_fmt)
-        .axis_desc_style((FONT, 16))
-        .label_style((FONT, 15))
-        .disable_y_mesh()
-        .light_line_style(WHITE)
-        .bold_line_style(GRID)
-        .draw()
-        .map_err(text)?;
+    house_mesh(chart.configure_mesh().x_desc(axis).x_label_formatter(&x_fmt).disable_y_mesh()).draw().map_err(text)?;
 
     // Two bars share a band when both sides exist: measured above, predicted below.
     let both = has_m && has_p;

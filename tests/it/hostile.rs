@@ -4,11 +4,10 @@
 //! start a workflow command, and no raw ESC may reach stdout.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::util::{coalprof, fixture, root};
+use crate::util::{coalprof, fake_report, fixture};
 
 const INJECTED: &str = "evil\n::warning::injected";
 const TERMINAL: &str = "\x1b]0;title\x07\x1b[2J";
@@ -91,16 +90,7 @@ fn hostile_rep(dir: &Path) -> PathBuf {
         })
     };
     let spec = json!({ "program": "evil", "layout": "2024", "launches": [launch(INJECTED, 32), launch(TERMINAL, 16)] });
-    let (spec_path, out) = (dir.join("hostile.json"), dir.join("hostile.ncu-rep"));
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
-    let o = Command::new(root().join("tests/fake_gpu/ncu"))
-        .arg("--fake-write-report")
-        .arg(&spec_path)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "the fake ncu's writer: {}", String::from_utf8_lossy(&o.stderr));
-    out
+    fake_report(&spec.to_string(), &dir.join("hostile.ncu-rep"))
 }
 
 /// A rule every hostile row fails (so annotations are printed) or at least is checked against.

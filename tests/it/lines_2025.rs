@@ -11,7 +11,7 @@ use std::process::Command;
 use coalprof::tools::nvdisasm::Nvdisasm;
 use serde_json::{json, Value};
 
-use crate::util::{coalprof, fixture, json, real_nvcc, real_nvdisasm, root, OkStdout};
+use crate::util::{coalprof, fake_report, fixture, json, real_nvcc, real_nvdisasm, OkStdout};
 
 /// Where the kernel's code sits in the fake process (a PC of the size ncu reports).
 pub(crate) const START: u64 = 0x7f3a_5c00_1000;
@@ -104,16 +104,7 @@ fn write_spec(dir: &Path, b: &Built, layout: &str, start: u64, load_spr: f64, ke
         }]
     });
     let stem = format!("transpose-{layout}-{load_spr}-{kernel_counters}");
-    let (spec_path, out) = (dir.join(format!("{stem}.json")), dir.join(format!("{stem}.ncu-rep")));
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
-    let o = Command::new(root().join("tests/fake_gpu/ncu"))
-        .arg("--fake-write-report")
-        .arg(&spec_path)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "the fake's writer: {}", String::from_utf8_lossy(&o.stderr));
-    out
+    fake_report(&spec.to_string(), &dir.join(format!("{stem}.ncu-rep")))
 }
 
 #[test]

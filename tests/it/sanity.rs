@@ -6,11 +6,10 @@
 //! the original.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::util::{coalprof, fixture, json, root, OkStdout};
+use crate::util::{coalprof, fake_report, fixture, json, OkStdout};
 
 /// A raw page as ncu writes it (every field quoted), one row per launch of `k`: the sectors
 /// and requests given, 4096 DRAM bytes each.
@@ -124,17 +123,7 @@ fn a_report_launch_of_only_nans_recorded_no_values() {
         ]
     });
     // The fake's writer stores numbers as doubles; a "NaN" string becomes a double NaN.
-    let text = spec.to_string().replace("\"NaN\"", "NaN");
-    let spec_path = dir.path().join("spec.json");
-    std::fs::write(&spec_path, text).unwrap();
-    let report = dir.path().join("nan.ncu-rep");
-    let o = Command::new(root().join("tests/fake_gpu/ncu"))
-        .arg("--fake-write-report")
-        .arg(&spec_path)
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = fake_report(&spec.to_string().replace("\"NaN\"", "NaN"), &dir.path().join("nan.ncu-rep"));
     let v = analyze(&report, true);
     let notices = v["notices"].to_string();
     assert!(

@@ -353,6 +353,18 @@ fn a_program_with_the_static_cuda_runtime_is_refused_plainly() {
     assert!(e.contains("statically") && e.contains("-cudart shared"), "{e}");
 }
 
+/// [`build_example_cuda12`] in a fresh folder, or `None` (said SKIPPED) without the project's
+/// nvcc or the simulator.
+fn cuda12_example(test: &str, static_runtime: bool) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    let nvcc = real_nvcc(test)?;
+    if !simulator(test) {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = build_example_cuda12(&nvcc, dir.path(), static_runtime);
+    Some((dir, app))
+}
+
 /// `examples/sim/app.cu` built by the project's CUDA 12+ nvcc (PyPI; CUDA 13 has no sm_70, so
 /// `sm_75`, whose PTX the simulator runs) into `dir`: with the shared runtime (linked through a
 /// `libcudart.so` beside the wheel's `libcudart.so.13`), or nvcc's default static one.
@@ -377,13 +389,9 @@ fn build_example_cuda12(nvcc: &std::path::Path, dir: &std::path::Path, static_ru
 
 #[test]
 fn a_program_built_with_cuda_12_or_later_runs_in_the_simulator() {
-    let test = "a_program_built_with_cuda_12_or_later_runs_in_the_simulator";
-    let Some(nvcc) = real_nvcc(test) else { return };
-    if !simulator(test) {
+    let Some((dir, app)) = cuda12_example("a_program_built_with_cuda_12_or_later_runs_in_the_simulator", false) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let app = build_example_cuda12(&nvcc, dir.path(), false);
+    };
     let out = coalprof()
         .args(["--format", "json", "profile", "--backend", "sim", "--out"])
         .arg(dir.path().join("runs"))
@@ -405,12 +413,7 @@ fn a_program_built_with_cuda_12_or_later_runs_in_the_simulator() {
 #[test]
 fn a_cuda_12_program_with_the_static_runtime_is_refused_naming_the_rebuild() {
     let test = "a_cuda_12_program_with_the_static_runtime_is_refused_naming_the_rebuild";
-    let Some(nvcc) = real_nvcc(test) else { return };
-    if !simulator(test) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let app = build_example_cuda12(&nvcc, dir.path(), true);
+    let Some((dir, app)) = cuda12_example(test, true) else { return };
     let out =
         coalprof().args(["profile", "--backend", "sim", "--out"]).arg(dir.path()).arg("--").arg(&app).output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);

@@ -1,7 +1,7 @@
 //! Shared test helpers: the binary under test, fixture paths, and the project-local tools
 //! (tests that need a tool that is absent skip loudly, saying why).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
@@ -121,4 +121,20 @@ pub fn chromium(test: &str) -> Option<PathBuf> {
         skipped(test, "chromium is not on PATH; run scripts/install-tools.sh as root (CI does)");
     }
     found
+}
+
+/// An `.ncu-rep` written by the fake ncu (`tests/fake_gpu/ncu --fake-write-report`) from the
+/// JSON spec `spec` (text, so that a test may write what JSON cannot: a bare `NaN`), which is
+/// kept beside it as `report` with a `.json` extension.
+pub fn fake_report(spec: &str, report: &Path) -> PathBuf {
+    let spec_path = report.with_extension("json");
+    std::fs::write(&spec_path, spec).unwrap();
+    let o = std::process::Command::new(root().join("tests/fake_gpu/ncu"))
+        .arg("--fake-write-report")
+        .arg(&spec_path)
+        .arg(report)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "the fake ncu's writer: {}", String::from_utf8_lossy(&o.stderr));
+    report.to_path_buf()
 }
