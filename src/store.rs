@@ -1,5 +1,5 @@
 //! A run's folder, `profiles/<run-id>/`: every file is written to a temporary name and renamed
-//! into place, and the results are rewritten after each pattern, so an interrupted run keeps
+//! into place, and the results are rewritten after each pattern (`engine`), so an interrupted run keeps
 //! every pattern it finished, loadable by `coalprof report`. What the files say is rendered
 //! above (`render::run_folder`); the store only writes bytes.
 
@@ -64,7 +64,7 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Write `path` so that a reader sees the old content or the new, never half of it. The rename
 /// is what makes it atomic; the data is not flushed to the disk first (`fsync`): that guards
-/// only against a power cut, and a run rewrites its folder after every pattern, waiting on the
+/// only against a power cut, and a run rewrites its results after every pattern, waiting on the
 /// disk each time (docs/performance.md, "Model").
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;

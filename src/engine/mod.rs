@@ -1,6 +1,7 @@
 //! The one loop of `coalprof run`: every backend and every place (here, the node's GPUs, a
 //! Slurm cluster) goes through [`drive`], which takes tasks from one queue, merges what each
-//! finished task measured into the run, saves the run folder after every task, and decides
+//! finished task measured into the run, saves its results after every task (its pages at most
+//! once a second, and at the end), and decides
 //! with one policy ([`next_step`]) what a failure means. An [`Executor`] only says *where* and
 //! *how* one task runs: `local` (the model, the simulator), `ncu` (ncu on one GPU, or on each
 //! GPU of `--gpus` at once), `slurm` (one Slurm job per task, its settings in a `task_file`).
@@ -17,11 +18,12 @@ pub(crate) mod task_file;
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::patterns::Pattern;
-use crate::render::{run_folder, Style};
+use crate::render::{results_file, run_folder, Style};
 use crate::results::{Results, Row, WorstLine};
 use crate::store::RunDir;
 use crate::tools::ToolError;
@@ -129,9 +131,30 @@ struct State {
     record: Record,
     failed: Vec<Error>,
     stop: Option<Error>,
+    /// When the run folder's pages and plots were last written (or the run started).
+    rendered: Instant,
 }
 
-/// Run `tasks` with `exec`, saving the run in `dir` after every task. Returns the run and the
+/// How often a run rewrites its pages and plots while tasks finish. Its results are rewritten
+/// after every task (nothing finished is lost, and `coalprof report` renders the rest from
+/// them); the pages, every pattern's plots among them, at most once a second and at the end:
+/// a run of quick tasks (the model's dozens, in milliseconds each) renders them once instead
+/// of once per task, while a GPU run's page still follows its patterns.
+const PAGES_EVERY: Duration = Duration::from_secs(1);
+
+impl State {
+    /// Save the run after a task: its results, and its pages when [`PAGES_EVERY`] has passed.
+    fn save(&mut self, dir: &RunDir, style: &Style) -> Result<()> {
+        if self.rendered.elapsed() < PAGES_EVERY {
+            return dir.save(&[results_file(&self.results, style)?]);
+        }
+        dir.save(&run_folder(&self.results, style)?)?;
+        self.rendered = Instant::now();
+        Ok(())
+    }
+}
+
+/// Run `tasks` with `exec`, saving the run in `dir` after every task ([`State::save`]). Returns the run and the
 /// exit code its failed tasks call for; an error when the run had to stop (Ctrl-C, or no slot
 /// left that can run the rest) — what finished before is saved either way.
 pub(crate) fn drive(
@@ -155,6 +178,7 @@ pub(crate) fn drive(
         record,
         failed: Vec::new(),
         stop: None,
+        rendered: Instant::now(),
     };
     let shared = (Mutex::new(state), Condvar::new());
     if slots == 1 {
@@ -219,7 +243,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, style: &Style, shared: &
                 s = changed.wait(s).map_err(|_| poisoned())?;
             }
         };
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let outcome = exec.execute(slot, &task, dir);
         let mut s = lock.lock().map_err(|_| poisoned())?;
         s.in_flight -= 1;
@@ -239,7 +263,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, style: &Style, shared: &
                 if new_facts {
                     s.record.save(dir)?;
                 }
-                dir.save(&run_folder(&s.results, style)?)?;
+                s.save(dir, style)?;
                 match failed {
                     None => continue,
                     Some(e) => e,

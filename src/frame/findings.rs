@@ -3,7 +3,8 @@
 //! differs beyond its `tolerance` in `metrics.toml` becomes a finding in plain words that says
 //! which number was measured, which predicted, and the tolerance.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_ops::prelude::{DataFrameJoinOps, JoinArgs, JoinType};
 
 use super::cols::{PATTERN, VARIANT};
 use super::{polars_error, Frame};
@@ -28,18 +29,19 @@ pub(crate) fn against_model(
         catalogue.derived.iter().filter_map(|(k, d)| Some((k.as_str(), d.tolerance?))).collect();
     let predicted = predicted.with_float_columns(toleranced.iter().map(|(k, _)| *k))?;
     let measured = measured.with_float_columns(toleranced.iter().map(|(k, _)| *k))?;
-    let keys = [col(PATTERN), col(VARIANT)];
+    let keys = [PATTERN, VARIANT];
     let args = JoinArgs::new(JoinType::Left).with_suffix(Some(PREDICTED.into()));
-    let diffs = toleranced.iter().map(|(k, _)| {
-        let p = col(format!("{k}{PREDICTED}"));
+    let predicted = predicted.0.drop_many([super::cols::KERNEL]);
+    let mut joined = measured.0.join(&predicted, keys, keys, args, None).map_err(polars_error)?;
+    for (k, _) in &toleranced {
+        let column = |name: &str| -> Result<Series> {
+            Ok(joined.column(name).map_err(polars_error)?.as_materialized_series().clone())
+        };
+        let (m, p) = (column(k)?, column(&format!("{k}{PREDICTED}"))?);
         // Predictions are counts and their ratios, never negative.
-        ((col(*k) - p.clone()) / p).alias(format!("{k}{DIFF}"))
-    });
-    let joined = (measured.0.lazy())
-        .join(predicted.0.lazy().drop([col(super::cols::KERNEL)]), keys.clone(), keys, args)
-        .with_columns(diffs.collect::<Vec<_>>())
-        .collect()
-        .map_err(polars_error)?;
+        let diff = ((&m - &p).and_then(|d| &d / &p)).map_err(polars_error)?;
+        joined.with_column(diff.with_name(format!("{k}{DIFF}").into())).map_err(polars_error)?;
+    }
     let frame = Frame(joined);
     let names: Vec<String> = frame.0.get_column_names().iter().map(|n| n.to_string()).collect();
     let is_extra = |n: &str| n.ends_with(PREDICTED) || n.ends_with(DIFF);

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use super::polars_error;
 use crate::error::Result;
@@ -106,27 +106,26 @@ pub(crate) fn history(mut runs: Vec<SavedRun>, filter: &Filter) -> Result<Histor
         let date = |r: &SavedRun| r.results.provenance.git.as_ref().and_then(|g| g.date.clone());
         (&a.time, date(a), &a.name).cmp(&(&b.time, date(b), &b.name))
     });
-    let df = long_frame(&runs)?;
-    let mut keep = lit(true);
-    if !filter.metrics.is_empty() {
-        let any = filter.metrics.iter().fold(lit(false), |acc, m| acc.or(col(METRIC).eq(lit(m.as_str()))));
-        keep = keep.and(any);
-    }
-    if let Some(re) = &filter.kernel {
-        let keys = matching_keys(&runs, re);
-        keep = keep.and(keys.iter().fold(lit(false), |acc, k| acc.or(col(KEY).eq(lit(k.as_str())))));
-    }
-    if let Some(since) = &filter.since {
-        keep = keep.and(col(TIME).gt_eq(lit(since.as_str())));
-    }
-    let sorted = df
-        .lazy()
-        .filter(keep)
-        .sort([ORDER, RUN], SortMultipleOptions::default())
-        .with_column((col(VALUE) - col(VALUE).shift(lit(1)).over([col(ORDER)])).alias(CHANGE))
-        .collect()
+    let long = super::Frame(long_frame(&runs)?);
+    let kernel_keys = filter.kernel.as_ref().map(|re| matching_keys(&runs, re));
+    let (metric, key, time) = (long.strings(METRIC)?, long.strings(KEY)?, long.strings(TIME)?);
+    let wanted = |i: usize| {
+        let (Some(metric), Some(key), Some(time)) = (&metric[i], &key[i], &time[i]) else { return false };
+        (filter.metrics.is_empty() || filter.metrics.contains(metric))
+            && kernel_keys.as_ref().is_none_or(|keys| keys.binary_search(key).is_ok())
+            && filter.since.as_ref().is_none_or(|since| time >= since)
+    };
+    let keep = BooleanChunked::from_iter_values(PlSmallStr::EMPTY, (0..long.height()).map(wanted));
+    let sorted = (long.0.filter(&keep))
+        .and_then(|df| df.sort([ORDER, RUN], SortMultipleOptions::default()))
         .map_err(polars_error)?;
-    let f = super::Frame(sorted);
+    let mut f = super::Frame(sorted);
+    // Each value's change from the value before it in its series (its `series_order`).
+    let (order, value) = (f.floats(ORDER)?, f.floats(VALUE)?);
+    let change: Float64Chunked = (0..order.len())
+        .map(|i| if i > 0 && order[i] == order[i - 1] { Some(value[i]? - value[i - 1]?) } else { None })
+        .collect();
+    f.0.with_column(change.with_name(CHANGE.into())).map_err(polars_error)?;
     let (keys, kernels, metrics) = (f.strings(KEY)?, f.strings(KERNEL)?, f.strings(METRIC)?);
     let (run, values, changes) = (f.floats(RUN)?, f.floats(VALUE)?, f.floats(CHANGE)?);
     let mut series: Vec<Series> = Vec::new();
@@ -179,7 +178,7 @@ pub(crate) fn history(mut runs: Vec<SavedRun>, filter: &Filter) -> Result<Histor
     Ok(History { runs, series })
 }
 
-/// The keys of rows whose key or kernel matches `re`.
+/// The keys of rows whose key or kernel matches `re`, sorted (for a binary search).
 fn matching_keys(runs: &[SavedRun], re: &regex::Regex) -> Vec<String> {
     let mut keys: Vec<String> = (runs.iter().flat_map(|r| &r.results.rows))
         .filter(|row| re.is_match(&row.key()) || re.is_match(&row.kernel))

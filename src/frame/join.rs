@@ -4,19 +4,14 @@
 //! never a silent shift of results between variants. Then each variant's launch facts (the
 //! pattern's access width and bytes, the timing run, the GPU's peak) are joined by name.
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_ops::prelude::{DataFrameJoinOps, JoinArgs, JoinType};
 
 use super::cols::{BLOCK, GRID, KERNEL, PATTERN, VARIANT};
 use super::{polars_error, Frame};
 use crate::error::Result;
 use crate::frame::manifest::Entry;
 use crate::results::Metrics;
-
-const LAUNCH: &str = "launch";
-const FUNCTION: &str = "function";
-const WANT_KERNEL: &str = "manifest_kernel";
-const WANT_GRID: [&str; 3] = ["manifest_grid_x", "manifest_grid_y", "manifest_grid_z"];
-const WANT_BLOCK: [&str; 3] = ["manifest_block_x", "manifest_block_y", "manifest_block_z"];
 
 /// Why ncu's launches and the manifest do not line up.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -41,70 +36,41 @@ fn shape(grid: Option<[u32; 3]>, block: Option<[u32; 3]>) -> String {
 }
 
 impl Frame {
-    /// Join per-launch rows (in launch order) to the manifest's entries, verified; the result
-    /// has the entries' `pattern` and `variant` columns.
+    /// Join per-launch rows (in launch order) to the manifest's entries by position, verified;
+    /// the result has the entries' `pattern` and `variant` columns.
     pub fn join_manifest(self, entries: &[Entry]) -> Result<std::result::Result<Frame, JoinError>> {
         if self.height() != entries.len() {
             return Ok(Err(JoinError::Count { profiled: self.height(), listed: entries.len() }));
         }
-        let n = entries.len() as u32;
-        let dim = |f: fn(&Entry) -> [u32; 3], i: usize| entries.iter().map(|e| f(e)[i]).collect::<Vec<_>>();
-        let mut columns = vec![
-            Column::new(LAUNCH.into(), (0..n).collect::<Vec<_>>()),
-            Column::new(PATTERN.into(), entries.iter().map(|e| e.pattern.as_str()).collect::<Vec<_>>()),
-            Column::new(VARIANT.into(), entries.iter().map(|e| e.variant.as_str()).collect::<Vec<_>>()),
-            Column::new(WANT_KERNEL.into(), entries.iter().map(|e| e.kernel.as_str()).collect::<Vec<_>>()),
-        ];
-        for i in 0..3 {
-            columns.push(Column::new(WANT_GRID[i].into(), dim(|e| e.grid, i)));
-            columns.push(Column::new(WANT_BLOCK[i].into(), dim(|e| e.block, i)));
-        }
-        let manifest = DataFrame::new(columns).map_err(polars_error)?.lazy();
-        // ncu prints C++ kernels with their parameter list: the name before it is the function.
-        let function: Vec<Option<String>> = self
-            .strings(KERNEL)?
-            .into_iter()
-            .map(|k| k.map(|k| k.split('(').next().unwrap_or("").to_string()))
-            .collect();
-        let mut launches = self.0;
-        launches.with_column(Column::new(FUNCTION.into(), function)).map_err(polars_error)?;
-        let launches = launches.lazy().with_row_index(LAUNCH, None);
-        // A dimension ncu did not report cannot disagree.
-        let mut agrees = col(KERNEL).eq(col(WANT_KERNEL)).or(col(FUNCTION).eq(col(WANT_KERNEL)));
-        for (have, want) in GRID.iter().zip(WANT_GRID).chain(BLOCK.iter().zip(WANT_BLOCK)) {
-            agrees = agrees.and(col(*have).is_null().or(col(*have).eq(col(want))));
-        }
-        let joined = launches
-            .join(manifest, [col(LAUNCH)], [col(LAUNCH)], JoinArgs::new(JoinType::Inner))
-            .sort([LAUNCH], SortMultipleOptions::default())
-            .with_column(agrees.alias("agrees"))
-            .collect()
-            .map_err(polars_error)?;
-        let joined = Frame(joined);
-        let agrees = joined.0.column("agrees").map_err(polars_error)?.bool().map_err(polars_error)?.clone();
-        if let Some(i) = agrees.into_iter().position(|ok| ok != Some(true)) {
-            let e = &entries[i];
-            let profiled = joined.launch(i)?;
-            return Ok(Err(JoinError::Mismatch {
-                launch: i,
-                variant: e.variant.clone(),
-                profiled,
-                listed: (e.kernel.clone(), Some(e.grid), Some(e.block)),
-            }));
-        }
-        let mut drop: Vec<&str> = vec![LAUNCH, FUNCTION, WANT_KERNEL, "agrees"];
-        drop.extend(WANT_GRID.iter().chain(&WANT_BLOCK));
-        Ok(Ok(Frame(joined.0.drop_many(drop))))
-    }
-
-    /// Kernel, grid and block of row `i`, as the profiler reported them.
-    fn launch(&self, i: usize) -> Result<Launch> {
-        let kernel = self.strings(KERNEL)?.swap_remove(i).unwrap_or_default();
-        let dims = |names: [&str; 3]| -> Result<Option<[u32; 3]>> {
-            let [x, y, z] = names.map(|n| self.floats(n).map(|v| v[i]));
-            Ok(x?.zip(y?).zip(z?).map(|((x, y), z)| [x as u32, y as u32, z as u32]))
+        let kernels = self.strings(KERNEL)?;
+        let dims = |names: [&str; 3]| -> Result<Vec<Option<[u32; 3]>>> {
+            let [x, y, z] = names.map(|n| self.floats(n));
+            let dim = |(x, y, z): (Option<f64>, Option<f64>, Option<f64>)| Some([x? as u32, y? as u32, z? as u32]);
+            Ok(x?.into_iter().zip(y?).zip(z?).map(|((x, y), z)| dim((x, y, z))).collect())
         };
-        Ok((kernel, dims(GRID)?, dims(BLOCK)?))
+        let (grids, blocks) = (dims(GRID)?, dims(BLOCK)?);
+        for (i, e) in entries.iter().enumerate() {
+            let kernel = kernels[i].clone().unwrap_or_default();
+            // ncu prints C++ kernels with their parameter list: the name before it is the function.
+            let function = kernel.split('(').next().unwrap_or("");
+            // A dimension ncu did not report cannot disagree.
+            let agrees = |have: Option<[u32; 3]>, want: [u32; 3]| have.is_none_or(|h| h == want);
+            if (kernel != e.kernel && function != e.kernel) || !agrees(grids[i], e.grid) || !agrees(blocks[i], e.block)
+            {
+                return Ok(Err(JoinError::Mismatch {
+                    launch: i,
+                    variant: e.variant.clone(),
+                    profiled: (kernel, grids[i], blocks[i]),
+                    listed: (e.kernel.clone(), Some(e.grid), Some(e.block)),
+                }));
+            }
+        }
+        let names = |f: fn(&Entry) -> &str| entries.iter().map(f).collect::<Vec<_>>();
+        let columns = [
+            Column::new(PATTERN.into(), names(|e| e.pattern.as_str())),
+            Column::new(VARIANT.into(), names(|e| e.variant.as_str())),
+        ];
+        Ok(Ok(Frame(self.0.hstack(&columns).map_err(polars_error)?)))
     }
 
     /// Join each variant's launch facts (`metrics.toml`'s `[fact.*]`) by variant name.
@@ -113,9 +79,9 @@ impl Frame {
         for k in keys {
             columns.push(Column::new((*k).into(), facts.iter().map(|(_, m)| m.get(*k).copied()).collect::<Vec<_>>()));
         }
-        let facts = DataFrame::new(columns).map_err(polars_error)?.lazy();
-        let lf = self.0.lazy().join(facts, [col(VARIANT)], [col(VARIANT)], JoinArgs::new(JoinType::Left));
-        lf.collect().map(Frame).map_err(polars_error)
+        let facts = DataFrame::new(columns).map_err(polars_error)?;
+        let joined = self.0.join(&facts, [VARIANT], [VARIANT], JoinArgs::new(JoinType::Left), None);
+        joined.map(Frame).map_err(polars_error)
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS, RANK};
 use super::sanity::{Sanity, Suspect};

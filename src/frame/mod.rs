@@ -25,7 +25,7 @@ pub(crate) mod side_by_side;
 
 use std::collections::HashSet;
 
-use polars::prelude::*;
+use polars_core::prelude::*;
 
 pub(crate) use derive::{Backend, Derivation};
 

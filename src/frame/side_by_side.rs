@@ -6,12 +6,13 @@
 //!
 //! Each input becomes a frame of `key` and its metric columns suffixed `::<input>`; the frames
 //! are full-joined on `key`, so a row present in one input only keeps its place with nulls in
-//! the others (never dropped), and the deltas and ratios are polars expressions over the joined
-//! columns.
+//! the others (never dropped), and the deltas and ratios are columns computed over the joined
+//! ones (null where either side is).
 
 use std::collections::{BTreeSet, HashMap};
 
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_ops::prelude::{DataFrameJoinOps, JoinArgs, JoinCoalesce, JoinType};
 
 use super::polars_error;
 use crate::error::Result;
@@ -80,33 +81,34 @@ pub(crate) fn side_by_side(inputs: &[&[Row]], by: MatchBy) -> Result<Vec<Matched
     let keyed = keys(inputs, by);
     let metrics: BTreeSet<&str> =
         inputs.iter().flat_map(|rows| rows.iter()).flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
-    let mut joined: Option<LazyFrame> = None;
+    let mut joined: Option<DataFrame> = None;
     for (i, rows) in keyed.iter().enumerate() {
-        let frame = input_frame(i, rows, &metrics)?.lazy();
+        let frame = input_frame(i, rows, &metrics)?;
         joined = Some(match joined {
             None => frame,
             Some(acc) => {
                 let args = JoinArgs::new(JoinType::Full).with_coalesce(JoinCoalesce::CoalesceColumns);
-                acc.join(frame, [col(KEY)], [col(KEY)], args)
+                acc.join(&frame, [KEY], [KEY], args, None).map_err(polars_error)?
             }
         });
     }
-    let Some(joined) = joined else { return Ok(Vec::new()) };
-    let mut exprs = Vec::new();
+    let Some(mut df) = joined else { return Ok(Vec::new()) };
     for m in &metrics {
-        let base = col(named(m, 0));
+        let base = df.column(&named(m, 0)).map_err(polars_error)?.as_materialized_series().clone();
         for i in 1..inputs.len() {
-            let other = col(named(m, i));
-            exprs.push((other.clone() - base.clone()).alias(format!("{m}::delta::{i}")));
-            let ratio = when(base.clone().eq(lit(0.0)).and(other.clone().eq(lit(0.0))))
-                .then(lit(1.0))
-                .when(base.clone().eq(lit(0.0)))
-                .then(lit(NULL).cast(DataType::Float64))
-                .otherwise(other / base.clone());
-            exprs.push(ratio.alias(format!("{m}::ratio::{i}")));
+            let other = df.column(&named(m, i)).map_err(polars_error)?.as_materialized_series().clone();
+            let delta = (&other - &base).map_err(polars_error)?;
+            let ratio: Float64Chunked = (base.f64().map_err(polars_error)?.into_iter())
+                .zip(other.f64().map_err(polars_error)?)
+                .map(|(b, o)| ratio(b?, o?))
+                .collect();
+            let columns = [
+                delta.with_name(format!("{m}::delta::{i}").into()).into_column(),
+                ratio.with_name(format!("{m}::ratio::{i}").into()).into_column(),
+            ];
+            df.hstack_mut(&columns).map_err(polars_error)?;
         }
     }
-    let df = if exprs.is_empty() { joined } else { joined.with_columns(exprs) }.collect().map_err(polars_error)?;
     extract(&df, inputs.len(), &metrics, &keyed)
 }
 
@@ -190,6 +192,15 @@ fn pair_by_base_name(reference: &[(&str, &Row)], keyed: &mut [Keyed<'_>]) {
             keyed[*j].key = key.to_string();
             keyed[*j].by_base_name = true;
         }
+    }
+}
+
+/// `other / base`: 1 where both are 0 (nothing changed), none where only the base is.
+fn ratio(base: f64, other: f64) -> Option<f64> {
+    match (base == 0.0, other == 0.0) {
+        (true, true) => Some(1.0),
+        (true, false) => None,
+        _ => Some(other / base),
     }
 }
 

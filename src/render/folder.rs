@@ -11,9 +11,14 @@ use crate::results::Results;
 /// The folder shows `style`'s columns, never in colour.
 pub fn run_folder(results: &Results, style: &Style) -> Result<Vec<(String, String)>> {
     let style = Style { color: false, ..style.clone() };
-    let mut files = vec![("results.json".to_string(), render(results, Format::Json, &style)?)];
+    let mut files = vec![results_file(results, &style)?];
     files.extend(plots(results)?.into_iter().map(|p| (p.file, p.svg)));
     files.push(("results.md".into(), render_with_plots(results, Format::Markdown, &style)?));
     files.push(("report.html".into(), render(results, Format::Html, &style)?));
     Ok(files)
+}
+
+/// The run folder's data alone, `results.json`: what `coalprof report` renders the rest from.
+pub fn results_file(results: &Results, style: &Style) -> Result<(String, String)> {
+    Ok(("results.json".into(), render(results, Format::Json, style)?))
 }

@@ -23,7 +23,7 @@ use crate::results::Results;
 pub use crate::style::{Format, Style};
 
 pub(crate) use columns::{Column, Fmt};
-pub use folder::run_folder;
+pub use folder::{results_file, run_folder};
 /// SARIF of a line report, public for the schema test (`--sarif` writes it).
 pub use lines::sarif::sarif;
 pub(crate) use plot::{plot_files, plots};
