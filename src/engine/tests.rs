@@ -98,6 +98,46 @@ fn rows_keep_the_tasks_order_whichever_place_finishes_first_and_every_task_is_sa
 }
 
 #[test]
+fn quick_tasks_save_their_results_each_and_the_pages_once_at_the_end() {
+    let (_tmp, d) = dir();
+    let seen = Mutex::new(Vec::new());
+    let exec = Fake {
+        slots: 1,
+        run: |_, t: &Task| {
+            if t.pattern != Pattern::Coalesced {
+                seen.lock().unwrap().push((saved(&d), d.file("report.html").exists()));
+            }
+            Ok(rows_of(t.pattern))
+        },
+    };
+    drive(&exec, tasks(), &d, &style(), record()).unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen, [(vec!["coalesced".to_string()], false), (vec!["coalesced".into(), "stride".into()], false)]);
+    assert!(d.file("report.html").is_file() && d.file("results.md").is_file());
+}
+
+#[test]
+fn a_slow_run_rewrites_its_pages_while_tasks_finish() {
+    let (_tmp, d) = dir();
+    let page_before_the_last = AtomicUsize::new(0);
+    let exec = Fake {
+        slots: 1,
+        run: |_, t: &Task| {
+            match t.pattern {
+                Pattern::Coalesced => std::thread::sleep(PAGES_EVERY + Duration::from_millis(50)),
+                Pattern::Gather => {
+                    page_before_the_last.store(usize::from(d.file("report.html").is_file()), Ordering::SeqCst)
+                }
+                _ => {}
+            }
+            Ok(rows_of(t.pattern))
+        },
+    };
+    drive(&exec, tasks(), &d, &style(), record()).unwrap();
+    assert_eq!(page_before_the_last.into_inner(), 1, "the page was not written before the last task");
+}
+
+#[test]
 fn a_failed_task_costs_only_itself_and_sets_the_exit_code() {
     let (_tmp, d) = dir();
     let exec = Fake {
