@@ -16,12 +16,30 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// Create `base/<id>`; `id` defaults to the UTC time and the backend (`20261130-091500-ncu`).
+    /// Create `base/<id>`; `id` defaults to the UTC time and the backend (`20261130-091500-ncu`),
+    /// a new folder every time (`20261130-091500-ncu-2` for a second run in that second).
     pub fn create(base: &Path, id: Option<&str>, backend: &str) -> Result<RunDir> {
-        let id = id.map(str::to_string).unwrap_or_else(|| format!("{}-{backend}", timestamp()));
-        let path = base.join(safe_name(&id));
-        std::fs::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
-        Ok(RunDir { path })
+        if let Some(id) = id {
+            let path = base.join(safe_name(id));
+            std::fs::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
+            return Ok(RunDir { path });
+        }
+        // Without an id every run gets a folder of its own, made by the one `create_dir` that
+        // succeeds: runs started in the same second (a model run takes a tenth of one, and
+        // scripts start them back to back) would otherwise share a folder, the second
+        // overwriting the first's results. The later ones are numbered `-2`, `-3` ….
+        std::fs::create_dir_all(base).map_err(|e| Error::write(base, e))?;
+        let stamp = format!("{}-{backend}", timestamp());
+        let mut n = 1;
+        loop {
+            let name = if n == 1 { stamp.clone() } else { format!("{stamp}-{n}") };
+            let path = base.join(safe_name(&name));
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(RunDir { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(Error::write(&path, e)),
+            }
+        }
     }
 
     /// The path of `name` in the folder.
@@ -107,6 +125,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_without_an_id_never_share_a_folder_and_an_id_is_kept() {
+        let base = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = (0..3).map(|_| RunDir::create(base.path(), None, "model").unwrap().path).collect();
+        let names: std::collections::BTreeSet<_> = dirs.iter().map(|d| d.file_name().unwrap().to_owned()).collect();
+        assert_eq!(names.len(), 3, "{dirs:?}");
+        assert!(dirs.iter().all(|d| d.is_dir() && d.file_name().unwrap().to_string_lossy().contains("-model")));
+        let a = RunDir::create(base.path(), Some("mine"), "model").unwrap().path;
+        assert_eq!(a, RunDir::create(base.path(), Some("mine"), "model").unwrap().path, "an id names its folder");
+    }
 
     #[test]
     fn civil_dates() {
