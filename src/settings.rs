@@ -253,7 +253,6 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     let catalogue = Catalogue::load(global.metrics.as_deref(), &env.cwd)?;
     let rules = crate::gate::compile_rules(catalogue.rules.clone(), &catalogue.origin, catalogue.directions().into())?;
     let derivation = Derivation::new(&catalogue)?;
-    let format = global.format;
     let color = match global.color {
         ColorArg::Always => true,
         ColorArg::Never => false,
@@ -273,16 +272,15 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     };
     let project = project_root(&env.cwd);
     let cache = kernel_cache(project.as_deref(), env);
-    let rep_reader = global.reader;
     let common = Common {
-        format,
+        format: global.format,
         style: Style::new(&catalogue, color).with_width((!global.wide).then_some(env.columns)),
         catalogue,
         rules,
         derivation,
         tools,
         cache,
-        rep_reader,
+        rep_reader: global.reader,
         tmp: env.tmp.clone(),
         cwd: env.cwd.clone(),
     };
@@ -380,8 +378,12 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
     if let Some(m) = a.metric.iter().find(|m| !common.catalogue.defines(m)) {
         return Err(Error::usage(format!("`--metric {m}`: metrics.toml defines no metric `{m}`")));
     }
-    let match_by = a.match_by;
-    Ok(CompareSettings { inputs: a.inputs.clone(), labels: a.label.clone(), metrics: a.metric.clone(), match_by })
+    Ok(CompareSettings {
+        inputs: a.inputs.clone(),
+        labels: a.label.clone(),
+        metrics: a.metric.clone(),
+        match_by: a.match_by,
+    })
 }
 
 fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {
@@ -473,14 +475,18 @@ fn lines(a: &crate::cli::LinesArgs, env: &Env) -> Result<LinesSettings> {
         .as_deref()
         .map(|k| regex::Regex::new(k).map_err(|e| Error::usage(format!("`--kernel {k}` is not a valid regex: {e}"))))
         .transpose()?;
-    let by = a.by;
     let source_root = a.source_root.clone().unwrap_or_else(|| env.cwd.clone());
     if !source_root.is_dir() {
         return Err(Error::usage(format!("`--source-root {}` is not a folder", source_root.display())));
     }
     Ok(LinesSettings {
         reports: a.reports.clone(),
-        options: crate::lines::Options { kernel, top: (a.top > 0).then_some(a.top), per_launch: a.per_launch, by },
+        options: crate::lines::Options {
+            kernel,
+            top: (a.top > 0).then_some(a.top),
+            per_launch: a.per_launch,
+            by: a.by,
+        },
         source_root,
         sarif: a.sarif.clone(),
     })

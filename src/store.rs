@@ -1,7 +1,7 @@
 //! A run's folder, `profiles/<run-id>/`: every file is written to a temporary name and renamed
-//! into place, and the results are rewritten after each pattern (`engine`), so an interrupted run keeps
-//! every pattern it finished, loadable by `coalprof report`. What the files say is rendered
-//! above (`render::run_folder`); the store only writes bytes.
+//! into place, and the results are rewritten after each pattern (`engine`), so an interrupted
+//! run keeps every pattern it finished, loadable by `coalprof report`. What the files say is
+//! rendered above (`render::run_folder`); the store only writes bytes.
 
 use std::path::{Path, PathBuf};
 

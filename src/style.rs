@@ -1,7 +1,8 @@
 //! How results are to be shown, decided once by the settings: the output format (`--format`),
 //! the style (colour, the catalogue's columns, directions and units, the width a table fits)
-//! and what a row of `lines` is (`--by`). The exporters in `render/` follow them; they live here, below `settings` and
-//! `render`, so that the settings name them without standing above the exporters.
+//! and what a row of `lines` is (`--by`). The exporters in `render/` follow them; they live
+//! here, below `settings` and `render`, so that the settings name them without standing above
+//! the exporters.
 
 use crate::error::Error;
 use crate::metrics::{Catalogue, Column, Directions};

@@ -1,10 +1,10 @@
 //! The one loop of `coalprof run`: every backend and every place (here, the node's GPUs, a
 //! Slurm cluster) goes through [`drive`], which takes tasks from one queue, merges what each
 //! finished task measured into the run, saves its results after every task (its pages at most
-//! once a second, and at the end), and decides
-//! with one policy ([`next_step`]) what a failure means. An [`Executor`] only says *where* and
-//! *how* one task runs: `local` (the model, the simulator), `ncu` (ncu on one GPU, or on each
-//! GPU of `--gpus` at once), `slurm` (one Slurm job per task, its settings in a `task_file`).
+//! once a second, and at the end), and decides with one policy ([`next_step`]) what a failure
+//! means. An [`Executor`] only says *where* and *how* one task runs: `local` (the model, the
+//! simulator), `ncu` (ncu on one GPU, or on each GPU of `--gpus` at once), `slurm` (one Slurm
+//! job per task, its settings in a `task_file`).
 //!
 //! What is deliberately absent here: no process is spawned (executors call `tools/`), nothing is
 //! printed but through `messages`, and no executor saves or merges results itself, so a
@@ -148,14 +148,19 @@ impl State {
         if self.rendered.elapsed() < PAGES_EVERY {
             return dir.save(&[results_file(&self.results, style)?]);
         }
+        self.save_all(dir, style)
+    }
+
+    /// Save the whole run folder: results, pages and plots (at the end, or on a stop).
+    fn save_all(&mut self, dir: &RunDir, style: &Style) -> Result<()> {
         dir.save(&run_folder(&self.results, style)?)?;
         self.rendered = Instant::now();
         Ok(())
     }
 }
 
-/// Run `tasks` with `exec`, saving the run in `dir` after every task ([`State::save`]). Returns the run and the
-/// exit code its failed tasks call for; an error when the run had to stop (Ctrl-C, or no slot
+/// Run `tasks` with `exec`, saving the run in `dir` after every task ([`State::save`]). Returns
+/// the run and the exit code its failed tasks call for; an error when the run had to stop (Ctrl-C, or no slot
 /// left that can run the rest) — what finished before is saved either way.
 pub(crate) fn drive(
     exec: &dyn Executor,
@@ -196,7 +201,7 @@ pub(crate) fn drive(
     }
     let mut state = shared.0.into_inner().map_err(|_| Error::Internal("the run's state was poisoned".into()))?;
     finish(&mut state.results);
-    dir.save(&run_folder(&state.results, style)?)?;
+    state.save_all(dir, style)?;
     tracing::info!(run = %dir.path.display(), tasks = total, "saved");
     if let Some(e) = state.stop {
         return Err(e);
@@ -276,7 +281,7 @@ fn work(exec: &dyn Executor, slot: usize, dir: &RunDir, style: &Style, shared: &
                 if s.stop.is_none() {
                     s.stop = Some(e);
                 }
-                dir.save(&run_folder(&s.results, style)?)?;
+                s.save_all(dir, style)?;
                 return Ok(());
             }
             Step::Requeue => {

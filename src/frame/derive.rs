@@ -426,20 +426,19 @@ mod oracle {
 
     use super::{Formula, Func, Op};
 
-    /// `s` where `mask` is true, else null (a null in `mask` is false, as in polars' `when`).
+    /// `s` where `mask` is true, else `other` (a null in `mask` is false, as in polars' `when`).
+    fn pick(s: &Series, mask: &BooleanChunked, other: &Series) -> Series {
+        s.zip_with(&mask.fill_null_with_values(false).unwrap(), other).unwrap()
+    }
+
+    /// `s` where `mask` is true, else null.
     fn keep(s: &Series, mask: &BooleanChunked) -> Series {
-        let nulls = Series::full_null(PlSmallStr::EMPTY, s.len(), &DataType::Float64);
-        s.zip_with(&mask.fill_null_with_values(false).unwrap(), &nulls).unwrap()
+        pick(s, mask, &Series::full_null(PlSmallStr::EMPTY, s.len(), &DataType::Float64))
     }
 
     /// `s` where it is a finite number, else null (0 / 0, x / 0).
     fn finite_or_null(s: Series) -> Series {
         keep(&s, &s.is_finite().unwrap())
-    }
-
-    /// `s` where `mask` is true, else `other`.
-    fn pick(s: &Series, mask: BooleanChunked, other: &Series) -> Series {
-        s.zip_with(&mask.fill_null_with_values(false).unwrap(), other).unwrap()
     }
 
     /// The formula over the columns of `df`.
@@ -467,13 +466,13 @@ mod oracle {
                     Func::Min | Func::Max => {
                         let (a, b) = (args.remove(0), args.remove(0));
                         let a_wins = if *func == Func::Min { a.lt_eq(&b) } else { a.gt_eq(&b) };
-                        keep(&pick(&a, a_wins.unwrap(), &b), &both(&a, &b))
+                        keep(&pick(&a, &a_wins.unwrap(), &b), &both(&a, &b))
                     }
                     // Each argument is made finite first, so a 0 / 0 falls through to the next.
                     Func::Coalesce => {
                         let mut args = args.into_iter().map(finite_or_null);
                         let first = args.next().unwrap();
-                        args.fold(first, |acc, next| pick(&acc, acc.is_not_null(), &next))
+                        args.fold(first, |acc, next| pick(&acc, &acc.is_not_null(), &next))
                     }
                     Func::UnlessAbove => {
                         let (a, b, x) = (args.remove(0), args.remove(0), args.remove(0));

@@ -7,7 +7,7 @@ use polars_core::prelude::*;
 use polars_ops::prelude::{DataFrameJoinOps, JoinArgs, JoinType};
 
 use super::cols::{PATTERN, VARIANT};
-use super::{polars_error, Frame};
+use super::{polars_error, series, Frame};
 use crate::error::Result;
 use crate::metrics::Catalogue;
 use crate::results::{Row, Source};
@@ -34,10 +34,7 @@ pub(crate) fn against_model(
     let predicted = predicted.0.drop_many([super::cols::KERNEL]);
     let mut joined = measured.0.join(&predicted, keys, keys, args, None).map_err(polars_error)?;
     for (k, _) in &toleranced {
-        let column = |name: &str| -> Result<Series> {
-            Ok(joined.column(name).map_err(polars_error)?.as_materialized_series().clone())
-        };
-        let (m, p) = (column(k)?, column(&format!("{k}{PREDICTED}"))?);
+        let (m, p) = (series(&joined, k)?, series(&joined, &format!("{k}{PREDICTED}"))?);
         // Predictions are counts and their ratios, never negative.
         let diff = ((&m - &p).and_then(|d| &d / &p)).map_err(polars_error)?;
         joined.with_column(diff.with_name(format!("{k}{DIFF}").into())).map_err(polars_error)?;

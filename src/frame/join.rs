@@ -43,18 +43,19 @@ impl Frame {
             return Ok(Err(JoinError::Count { profiled: self.height(), listed: entries.len() }));
         }
         let kernels = self.strings(KERNEL)?;
+        // Each row's dimensions, `None` where ncu did not report one of the three.
         let dims = |names: [&str; 3]| -> Result<Vec<Option<[u32; 3]>>> {
             let [x, y, z] = names.map(|n| self.floats(n));
-            let dim = |(x, y, z): (Option<f64>, Option<f64>, Option<f64>)| Some([x? as u32, y? as u32, z? as u32]);
-            Ok(x?.into_iter().zip(y?).zip(z?).map(|((x, y), z)| dim((x, y, z))).collect())
+            let (x, y, z) = (x?, y?, z?);
+            Ok((0..x.len()).map(|i| Some([x[i]? as u32, y[i]? as u32, z[i]? as u32])).collect())
         };
         let (grids, blocks) = (dims(GRID)?, dims(BLOCK)?);
+        // A dimension ncu did not report cannot disagree.
+        let agrees = |have: Option<[u32; 3]>, want: [u32; 3]| have.is_none_or(|h| h == want);
         for (i, e) in entries.iter().enumerate() {
             let kernel = kernels[i].clone().unwrap_or_default();
             // ncu prints C++ kernels with their parameter list: the name before it is the function.
             let function = kernel.split('(').next().unwrap_or("");
-            // A dimension ncu did not report cannot disagree.
-            let agrees = |have: Option<[u32; 3]>, want: [u32; 3]| have.is_none_or(|h| h == want);
             if (kernel != e.kernel && function != e.kernel) || !agrees(grids[i], e.grid) || !agrees(blocks[i], e.block)
             {
                 return Ok(Err(JoinError::Mismatch {

@@ -127,6 +127,11 @@ impl Frame {
     }
 }
 
+/// The column `name` of `df` as a series (for polars' column arithmetic).
+pub(crate) fn series(df: &DataFrame, name: &str) -> Result<Series> {
+    Ok(df.column(name).map_err(polars_error)?.as_materialized_series().clone())
+}
+
 /// A column's values as floats, `None` where null. Integer columns (ids, launch shapes) are
 /// converted here: a polars cast per column was 0.05 ms of a small report's `analyze`.
 pub(crate) fn floats_of(c: &Column) -> Result<Vec<Option<f64>>> {

@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 use polars_core::prelude::*;
 use polars_ops::prelude::{DataFrameJoinOps, JoinArgs, JoinCoalesce, JoinType};
 
-use super::polars_error;
+use super::{polars_error, series};
 use crate::error::Result;
 use crate::names::{function_name, match_name};
 use crate::results::{Metrics, Row};
@@ -94,9 +94,9 @@ pub(crate) fn side_by_side(inputs: &[&[Row]], by: MatchBy) -> Result<Vec<Matched
     }
     let Some(mut df) = joined else { return Ok(Vec::new()) };
     for m in &metrics {
-        let base = df.column(&named(m, 0)).map_err(polars_error)?.as_materialized_series().clone();
+        let base = series(&df, &named(m, 0))?;
         for i in 1..inputs.len() {
-            let other = df.column(&named(m, i)).map_err(polars_error)?.as_materialized_series().clone();
+            let other = series(&df, &named(m, i))?;
             let delta = (&other - &base).map_err(polars_error)?;
             let ratio: Float64Chunked = (base.f64().map_err(polars_error)?.into_iter())
                 .zip(other.f64().map_err(polars_error)?)
