@@ -42,7 +42,10 @@ fn main() {
 /// (the order they apply in). A missing folder fails the build: a coalprof without its patches
 /// would build a simulator that miscounts.
 fn sim_patches() -> String {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sim-patches");
+    // The checkout cargo builds now (set when the script runs), not the one the script was
+    // compiled in: one target folder shared by two checkouts reuses this script's binary.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = std::path::Path::new(&manifest).join("scripts/sim-patches");
     // A folder: cargo reruns this script when any file in it changes, is added or removed.
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut names: Vec<String> = std::fs::read_dir(&dir)
