@@ -73,13 +73,15 @@ CUDAFE_FLAGS    +=
 PTXAS_FLAGS     +=
 "#;
 
-/// Sources `setup_environment` (it exports the build's configuration) and runs make; prints
-/// the configuration's name (`gcc-12.2.0/cuda-11080/release`), where the libraries land.
+/// Sources `setup_environment` (it exports the build's configuration) and makes the one
+/// library coalprof runs, `lib/<configuration>/libcudart.so` (make's default target also builds
+/// `cuobjdump_to_ptxplus`, for SASS-level simulation, which coalprof does not use); prints the
+/// configuration's name (`gcc-12.2.0/cuda-11080/release`), where the libraries land.
 /// `set +eu`: the script reads variables that may be unset, and outside a git checkout it
 /// prints harmless git errors.
 const BUILD_SCRIPT: &str = r#"set +eu
 source setup_environment >"$1/setup.log" 2>&1 || { tail -n 40 "$1/setup.log" >&2; exit 1; }
-make -j"$2" >"$1/build.log" 2>&1 || { tail -n 40 "$1/build.log" >&2; exit 1; }
+make -j"$2" "lib/$GPGPUSIM_CONFIG/libcudart.so" >"$1/build.log" 2>&1 || { tail -n 40 "$1/build.log" >&2; exit 1; }
 printf '%s\n' "$GPGPUSIM_CONFIG"
 "#;
 
