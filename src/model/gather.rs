@@ -103,8 +103,10 @@ struct Lanes {
 /// rarely meet within a CTA: 299 times in 2^25 lanes at the default size), and only a lane whose
 /// filter bit is already set scans the CTA's earlier lanes. Exact: a sector seen earlier in the
 /// CTA always finds its bit set. The DRAM bitset (megabytes, beyond L1 and often L2) is what the
-/// loop waits for, so each warp's indices are computed one warp ahead and their bitset words
-/// prefetched: the misses overlap the work on the warp before.
+/// loop waits for, so each warp's indices are computed [`AHEAD`] warps ahead and each insert
+/// prefetches the bitset word of the lane that many warps later: the misses overlap the work
+/// in between, one at a time (a burst of 32 prefetches per warp, as before, overflows the
+/// core's miss buffers: 5-10 % slower).
 fn full_ctas(p: Lanes, lo: u64, hi: u64) -> (u64, u64, Bitset) {
     let Lanes { seed, mask, fm, per_cta, nblocks, g_shift } = p;
     let mut filter = Filter::new();
@@ -113,24 +115,26 @@ fn full_ctas(p: Lanes, lo: u64, hi: u64) -> (u64, u64, Bitset) {
     let mut cta = vec![0u32; per_cta as usize];
     // Lanes whose sector an earlier lane of their CTA (of their instruction) loaded.
     let (mut cta_repeats, mut instr_repeats) = (0u64, 0u64);
-    let (mut cur, mut next) = ([0u32; 32], [0u32; 32]);
     let warps = per_cta / 32;
     let all = (hi - lo) * warps;
     let j0 = |n: u64| lo * per_cta + 32 * n;
-    if all > 0 {
-        warp_indices(j0(0), seed, mask, &fm, &mut next);
+    // Warp `n`'s indices in `ring[n % RING]`, computed `AHEAD` warps before it is counted.
+    let mut ring = [[0u32; 32]; RING];
+    for (n, warp) in ring.iter_mut().enumerate().take(AHEAD.min(all as usize)) {
+        warp_indices(j0(n as u64), seed, mask, &fm, warp);
     }
-    let mut n = 0;
+    let mut n = 0usize;
     for _ in lo..hi {
         for w in 0..warps as usize {
-            std::mem::swap(&mut cur, &mut next);
-            n += 1;
-            if n < all {
-                warp_indices(j0(n), seed, mask, &fm, &mut next);
-                next.iter().for_each(|&x| bits.prefetch((4 * u64::from(x)) >> g_shift));
+            let ahead = (n + AHEAD) % RING;
+            if ((n + AHEAD) as u64) < all {
+                warp_indices(j0((n + AHEAD) as u64), seed, mask, &fm, &mut ring[ahead]);
             }
+            let cur = ring[n % RING];
+            n += 1;
             let start = 32 * w;
             for (lane, &x) in cur.iter().enumerate() {
+                bits.prefetch((4 * u64::from(ring[ahead][lane])) >> g_shift);
                 let (sector, at) = (x / 8, start + lane);
                 if filter.test_and_set(sector) {
                     let earlier = &cta[..at];
@@ -148,6 +152,11 @@ fn full_ctas(p: Lanes, lo: u64, hi: u64) -> (u64, u64, Bitset) {
     let lanes = (hi - lo) * per_cta;
     (lanes - instr_repeats, lanes - cta_repeats, bits)
 }
+
+/// How many warps ahead [`full_ctas`] computes indices and prefetches: 64 inserts (1 and 4
+/// warps measured no better), in a ring of `AHEAD + 1` warps.
+const AHEAD: usize = 2;
+const RING: usize = AHEAD + 1;
 
 /// `hash32(j0 + lane, seed) % table` for the 32 lanes of one warp. The hashes come first, in
 /// a loop of plain 32-bit arithmetic the compiler vectorises; the remainder is `mask` for a
