@@ -1,5 +1,5 @@
-//! The executors that need no GPU, on this machine: the address model's prediction (one task at
-//! a time), and the built-in patterns executed in GPGPU-Sim (CUDA 11, `sm_70`, `-cudart
+//! The executors that need no GPU, on this machine: the address model's prediction (a pattern
+//! per core), and the built-in patterns executed in GPGPU-Sim (CUDA 11, `sm_70`, `-cudart
 //! shared`) and compared with the model like a measured run: one simulator process per core,
 //! patterns and their variants side by side.
 
@@ -18,7 +18,7 @@ use crate::settings::{Common, RunSettings};
 use crate::store::RunDir;
 use crate::tools::gpgpusim::{GpgpuSim, ARCH, CONFIG, NVCC_FLAGS};
 
-/// The address model, pattern by pattern.
+/// The address model, a pattern per core.
 pub(crate) struct Model<'a> {
     common: &'a Common,
     s: &'a RunSettings,
@@ -38,8 +38,23 @@ pub(crate) fn model<'a>(
 }
 
 impl Executor for Model<'_> {
+    /// A pattern per core. The gather's lane-by-lane count keeps every core busy only in its
+    /// main loop; its other variants, and the other patterns (closed forms, replays of a few
+    /// CTAs, single-threaded), fill the cores around it.
     fn slots(&self) -> usize {
-        1
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cores.min(self.s.patterns.len()).max(1)
+    }
+
+    /// The gather first: the only pattern counted lane by lane (2^25 lookups at 1 GiB), most of
+    /// the run's time; the rest then run beside it.
+    fn weight(&self, task: &Task) -> usize {
+        usize::from(task.pattern == Pattern::Gather)
+    }
+
+    /// A model run takes a fraction of a second: no line per finished pattern.
+    fn says_progress(&self) -> bool {
+        false
     }
 
     fn execute(&self, _slot: usize, task: &Task, _dir: &RunDir) -> Result<Outcome> {
