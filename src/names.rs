@@ -3,7 +3,8 @@
 //! of the same program, built for another GPU or another library release, carries another
 //! inline namespace (`THRUST_200301_900_NS`, `CUB_200500_800_NS`, libcu++'s `__4`). Matching
 //! across GPUs and commits takes the signature without those namespaces and without its
-//! parameter list; tables show the bare function name. And a file name made of any of them
+//! parameter list; tables show the bare function name, messages a long one cut in the middle
+//! ([`quoted`]). And a file name made of any of them
 //! ([`safe_name`]): the run folder's, a plot's, a task's.
 
 use std::sync::LazyLock;
@@ -66,6 +67,16 @@ pub(crate) fn function_name(signature: &str) -> String {
     }
 }
 
+/// A kernel as a message names it, in backticks: past [`MESSAGE_NAME`] characters cut in the
+/// middle, as terminal tables' titles are (a CUTLASS instantiation runs to thousands of
+/// characters, and a message is read on a terminal; both ends tell two kernels apart).
+pub(crate) fn quoted(kernel: &str) -> String {
+    format!("`{}`", crate::text::cut_middle(kernel, MESSAGE_NAME))
+}
+
+/// The longest kernel name a message shows: the default width of a terminal table's title.
+pub(crate) const MESSAGE_NAME: usize = 96;
+
 /// `void f<…>(…)` → `f<…>(…)`: a leading word followed by a space outside any brackets.
 fn strip_return_type(s: &str) -> &str {
     let mut depth = 0i32;
@@ -116,6 +127,15 @@ pub(crate) fn safe_name(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_quote_a_long_kernel_by_both_ends() {
+        assert_eq!(quoted("void k(int)"), "`void k(int)`");
+        let long = format!("void cutlass::Kernel<{}>(T1::Params)", "cutlass::gemm::GemmShape<128>, ".repeat(200));
+        let q = quoted(&long);
+        assert_eq!(q.chars().count(), MESSAGE_NAME + 2);
+        assert!(q.starts_with("`void cutlass::Kernel<") && q.ends_with("(T1::Params)`") && q.contains('…'), "{q}");
+    }
 
     #[test]
     fn safe_names_from_cpp_kernels() {

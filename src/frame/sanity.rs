@@ -78,8 +78,8 @@ impl<'a> Sanity<'a> {
     pub(crate) fn check(&self, rec: &mut LaunchRecord) -> Vec<Suspect> {
         let mapping = self.mapped(rec);
         let who = |rec: &LaunchRecord| match rec.id {
-            Some(id) => format!("launch {id} (`{}`)", rec.kernel),
-            None => format!("`{}`", rec.kernel),
+            Some(id) => format!("launch {id} ({})", crate::names::quoted(&rec.kernel)),
+            None => crate::names::quoted(&rec.kernel),
         };
         let suspect = |rec: &LaunchRecord, key: &str, reason: String| Suspect {
             launch: rec.id,

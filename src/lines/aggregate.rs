@@ -17,6 +17,7 @@ use crate::error::Result;
 use crate::frame::launches::{Grouper, Grouping, LaunchKey};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
+use crate::names::quoted;
 use crate::parse::{LaunchRecord, SourceCounters};
 use crate::results::{thousands, Metrics, Row, Source};
 pub use crate::style::By;
@@ -268,12 +269,13 @@ pub fn build(
     }
     for (k, n) in without {
         notices.push(format!(
-            "`{k}`: {n} launch(es) without per-instruction counters (profile with `--section SourceCounters` \
-             or `--set full`)"
+            "{}: {n} launch(es) without per-instruction counters (profile with `--section SourceCounters` \
+             or `--set full`)",
+            quoted(&k)
         ));
     }
     for (k, (n, why)) in unplaced {
-        notices.push(format!("`{k}`: {n} launch(es) not attributed: {why}"));
+        notices.push(format!("{}: {n} launch(es) not attributed: {why}", quoted(&k)));
     }
     notices.extend(request_notices(&groups));
 
@@ -285,12 +287,12 @@ pub fn build(
             Some(bytes) => &*cubins.entry(bytes.as_ptr()).or_insert_with(|| match Cubin::parse(bytes) {
                 Ok(c) => (Some(c), disassemble(bytes)),
                 Err(e) => {
-                    notices.push(format!("`{}`: {e}; rows are SASS offsets", g.key.kernel));
+                    notices.push(format!("{}: {e}; rows are SASS offsets", quoted(&g.key.kernel)));
                     (None, None)
                 }
             }),
             None => {
-                notices.push(format!("`{}`: the report holds no cubin; rows are SASS offsets", g.key.kernel));
+                notices.push(format!("{}: the report holds no cubin; rows are SASS offsets", quoted(&g.key.kernel)));
                 &empty
             }
         };
@@ -303,8 +305,8 @@ pub fn build(
         if let Some(c) = cubin {
             match function {
                 None => notices.push(format!(
-                    "`{}`: no function of its cubin matches the kernel; rows are SASS offsets",
-                    g.key.kernel
+                    "{}: no function of its cubin matches the kernel; rows are SASS offsets",
+                    quoted(&g.key.kernel)
                 )),
                 Some(f) if !f.has_lines() => {
                     let why = c.notices.first().cloned().unwrap_or_else(|| {
@@ -312,16 +314,17 @@ pub fn build(
                          (rebuild with `nvcc -lineinfo`)"
                             .into()
                     });
-                    notices.push(format!("`{}`: {why}", g.key.kernel));
+                    notices.push(format!("{}: {why}", quoted(&g.key.kernel)));
                 }
-                Some(_) => notices.extend(c.notices.iter().map(|n| format!("`{}`: {n}", g.key.kernel))),
+                Some(_) => notices.extend(c.notices.iter().map(|n| format!("{}: {n}", quoted(&g.key.kernel)))),
             }
         }
         if g.counters.elsewhere > 0 {
             notices.push(format!(
-                "`{}`: {} memory instruction(s) run in functions the kernel calls; ncu does not name those, so they \
+                "{}: {} memory instruction(s) run in functions the kernel calls; ncu does not name those, so they \
                  are not attributed",
-                g.key.kernel, g.counters.elsewhere
+                quoted(&g.key.kernel),
+                g.counters.elsewhere
             ));
         }
         let locate = |off: u64| -> Option<Location> { cubin.as_ref()?.location(function?, off) };
@@ -477,9 +480,10 @@ fn request_notices(groups: &[Group]) -> Vec<String> {
         .filter(|(_, (ours, kernel))| *kernel > 0.0 && (ours / kernel - 1.0).abs() > REQUEST_TOLERANCE)
         .map(|(k, (ours, kernel))| {
             format!(
-                "`{k}`: its global load and store instructions executed {} times, but the kernel counts {} \
+                "{}: its global load and store instructions executed {} times, but the kernel counts {} \
                  requests ({:+.1}%): warps that run an instruction with every thread predicated off issue no \
                  request, so those lines' sectors/request read lower than the kernel's",
+                quoted(k),
                 thousands(ours.round() as i128),
                 thousands(kernel.round() as i128),
                 100.0 * (ours / kernel - 1.0)

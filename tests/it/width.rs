@@ -77,6 +77,29 @@ fn lines_fit_100_columns_and_keep_every_location_whole() {
 }
 
 #[test]
+fn a_note_names_a_long_kernel_by_both_ends() {
+    // Two CUTLASS GEMMs of thousands of characters each, both with a note on stderr (their
+    // instructions executed more often than they issued requests).
+    let path = report("panjd123-cutlass_report80_2024.1.1");
+    let out = coalprof().args(["lines", path.to_str().unwrap()]).env("COLUMNS", "100").output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("note: `"))
+        .filter_map(|l| l.split_once("`: ").map(|(name, _)| name))
+        .collect();
+    let long: Vec<&&str> = named.iter().filter(|n| n.starts_with("void cutlass::Kernel<")).collect();
+    assert_eq!(long.len(), 2, "{stderr}");
+    for name in &long {
+        assert_eq!(name.chars().count(), 96, "cut to 96 characters: {name}");
+        assert!(name.contains('…') && name.ends_with("(T1::Params)"), "both ends kept: {name}");
+    }
+    assert_ne!(long[0], long[1], "the two kernels stay apart");
+    assert!(stderr.lines().all(|l| l.chars().count() < 400), "{stderr}");
+}
+
+#[test]
 fn a_narrow_lines_table_hides_counts_and_says_so_and_wide_shows_them() {
     let path = report("panjd123-cutlass_report80_2024.1.1");
     let p = path.to_str().unwrap();
