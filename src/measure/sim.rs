@@ -200,6 +200,9 @@ struct OneVariant {
     entries: Vec<Entry>,
 }
 
+/// The file each variant's program writes its manifest to, in its folder.
+const MANIFEST: &str = "manifest.jsonl";
+
 /// Simulate variant `v` alone in its folder under `dir` and read its one kernel's record.
 fn simulate_variant(
     v: &crate::patterns::Variant,
@@ -210,8 +213,10 @@ fn simulate_variant(
 ) -> Result<OneVariant> {
     crate::cancel::check()?;
     let folder = dir.path.join("sim").join(stem).join(&v.name);
-    let manifest_path = folder.join("manifest.jsonl");
-    let mut args = super::kernel_args(&manifest_path, std::slice::from_ref(v), None);
+    let manifest_path = folder.join(MANIFEST);
+    // The program runs in `folder` (the simulator writes its files there): the manifest is named
+    // from there, since the run folder may be relative to where coalprof was started.
+    let mut args = super::kernel_args(Path::new(MANIFEST), std::slice::from_ref(v), None);
     // Inputs filled on the host: the simulator would spend most of its time in the fill kernels.
     args.push("--host-init".into());
     tracing::info!(variant = %v.id(), folder = %folder.display(), mode = s.mode.name(), "simulating");

@@ -37,29 +37,35 @@ pub(crate) struct Env {
 impl Env {
     pub(crate) fn read() -> Env {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        // Folders named by a variable, made absolute here once: a relative one means the folder
+        // coalprof was started in, also for a child that runs elsewhere (the simulated program
+        // runs in its run folder, and would look for a relative library path from there).
+        let folder = |k: &str| var(k).map(|v| cwd.join(v));
+        let home = folder("HOME");
         Env {
             no_color: var("NO_COLOR").is_some(),
             columns: columns(var("COLUMNS").as_deref()),
-            cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")).map(PathBuf::from),
+            cuda_home: folder("CUDA_HOME").or_else(|| folder("CUDA_PATH")),
             path: var("PATH"),
-            home: var("HOME").map(PathBuf::from),
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
-            cache_home: var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache"))),
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            // XDG says a relative XDG_CACHE_HOME is invalid and must be ignored.
+            cache_home: (var("XDG_CACHE_HOME").map(PathBuf::from).filter(|p| p.is_absolute()))
+                .or_else(|| home.as_ref().map(|h| h.join(".cache"))),
             tmp: std::env::temp_dir(),
             exe: std::env::current_exe().ok(),
-            gpgpusim: var("COALPROF_GPGPUSIM").map(PathBuf::from),
-            cuda11: var("CUDA11_HOME").map(PathBuf::from),
+            gpgpusim: folder("COALPROF_GPGPUSIM"),
+            cuda11: folder("CUDA11_HOME"),
             tool_home: ToolHome::resolve(
-                var("COALPROF_HOME").map(PathBuf::from),
+                folder("COALPROF_HOME"),
                 var("XDG_DATA_HOME").map(PathBuf::from),
-                var("HOME").map(PathBuf::from),
+                home.clone(),
             ),
-            gpgpusim_src: var("COALPROF_GPGPUSIM_SRC").map(PathBuf::from),
+            gpgpusim_src: folder("COALPROF_GPGPUSIM_SRC"),
             // SAFETY: geteuid cannot fail and touches no memory.
             root: unsafe { libc::geteuid() } == 0,
+            home,
+            cwd,
         }
     }
 }

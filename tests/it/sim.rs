@@ -328,6 +328,34 @@ fn profile_sim_compiles_a_source_file_itself_from_any_folder() {
 }
 
 #[test]
+fn run_sim_works_from_a_folder_of_its_own_with_relative_paths() {
+    if !simulator("run_sim_works_from_a_folder_of_its_own_with_relative_paths") {
+        return;
+    }
+    // As a user runs it: the runs go to the default `profiles/` under the current folder, and
+    // the simulator is named relative to it, although the program runs in its run folder.
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root().join(".tools/gpgpu-sim"), dir.path().join("sim")).unwrap();
+    let out = coalprof()
+        .current_dir(dir.path())
+        .env("COALPROF_GPGPUSIM", "sim")
+        .env("CUDA11_HOME", root().join(".tools/cuda11"))
+        .args(["--format", "json", "run", "--backend", "sim", "--size", "16K", "--pattern", "stride"])
+        .args(["--variant", "stride_1,stride_32"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = json(&out.stdout);
+    let spr = |v: &str| {
+        let rows = results["rows"].as_array().unwrap();
+        rows.iter().find(|r| r["variant"] == v).unwrap()["metrics"]["global_load_sectors_per_request"].as_f64()
+    };
+    assert_eq!((spr("stride_1"), spr("stride_32")), (Some(4.0), Some(32.0)));
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("profiles")).unwrap().collect();
+    assert_eq!(runs.len(), 1, "one run folder under the relative default");
+}
+
+#[test]
 fn a_source_file_needs_the_simulator_backend_and_must_exist() {
     let out = coalprof().args(["profile", "walk.cu"]).output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
