@@ -4,8 +4,8 @@
 //! inline namespace (`THRUST_200301_900_NS`, `CUB_200500_800_NS`, libcu++'s `__4`). Matching
 //! across GPUs and commits takes the signature without those namespaces and without its
 //! parameter list; tables show the bare function name, messages a long one cut in the middle
-//! ([`quoted`]). And a file name made of any of them
-//! ([`safe_name`]): the run folder's, a plot's, a task's.
+//! ([`quoted`]). And a file name made of any of them ([`safe_name`]): the run folder's, a
+//! plot's, a task's.
 
 use std::sync::LazyLock;
 
