@@ -75,7 +75,7 @@ pub(crate) fn quoted(kernel: &str) -> String {
 }
 
 /// The longest kernel name a message shows: the default width of a terminal table's title.
-pub(crate) const MESSAGE_NAME: usize = 96;
+const MESSAGE_NAME: usize = 96;
 
 /// `void f<…>(…)` → `f<…>(…)`: a leading word followed by a space outside any brackets.
 fn strip_return_type(s: &str) -> &str {

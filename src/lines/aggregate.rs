@@ -282,17 +282,19 @@ pub fn build(
     let mut cubins: HashMap<*const u8, (Option<Cubin>, Option<Sass>)> = HashMap::new();
     let mut rows: Vec<(usize, bool, LineRow)> = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
+        // How this group's notices name its kernel.
+        let kernel = quoted(&g.key.kernel);
         let empty = (None, None);
         let (cubin, sass) = match &g.cubin {
             Some(bytes) => &*cubins.entry(bytes.as_ptr()).or_insert_with(|| match Cubin::parse(bytes) {
                 Ok(c) => (Some(c), disassemble(bytes)),
                 Err(e) => {
-                    notices.push(format!("{}: {e}; rows are SASS offsets", quoted(&g.key.kernel)));
+                    notices.push(format!("{kernel}: {e}; rows are SASS offsets"));
                     (None, None)
                 }
             }),
             None => {
-                notices.push(format!("{}: the report holds no cubin; rows are SASS offsets", quoted(&g.key.kernel)));
+                notices.push(format!("{kernel}: the report holds no cubin; rows are SASS offsets"));
                 &empty
             }
         };
@@ -304,26 +306,23 @@ pub fn build(
         });
         if let Some(c) = cubin {
             match function {
-                None => notices.push(format!(
-                    "{}: no function of its cubin matches the kernel; rows are SASS offsets",
-                    quoted(&g.key.kernel)
-                )),
+                None => notices
+                    .push(format!("{kernel}: no function of its cubin matches the kernel; rows are SASS offsets")),
                 Some(f) if !f.has_lines() => {
                     let why = c.notices.first().cloned().unwrap_or_else(|| {
                         "the kernel was built without `-lineinfo`: rows are SASS instructions, not source lines \
                          (rebuild with `nvcc -lineinfo`)"
                             .into()
                     });
-                    notices.push(format!("{}: {why}", quoted(&g.key.kernel)));
+                    notices.push(format!("{kernel}: {why}"));
                 }
-                Some(_) => notices.extend(c.notices.iter().map(|n| format!("{}: {n}", quoted(&g.key.kernel)))),
+                Some(_) => notices.extend(c.notices.iter().map(|n| format!("{kernel}: {n}"))),
             }
         }
         if g.counters.elsewhere > 0 {
             notices.push(format!(
-                "{}: {} memory instruction(s) run in functions the kernel calls; ncu does not name those, so they \
+                "{kernel}: {} memory instruction(s) run in functions the kernel calls; ncu does not name those, so they \
                  are not attributed",
-                quoted(&g.key.kernel),
                 g.counters.elsewhere
             ));
         }
