@@ -52,6 +52,11 @@ pub(crate) struct Global {
     /// for a report format version it does not know), or always `ncu --import`.
     #[arg(long, global = true, value_enum, default_value_t = RepReader::Native)]
     pub reader: RepReader,
+    /// Read reports without the bounds that keep a forged one from taking the machine: a
+    /// compressed report expanding past 256× its size (at least 64 MiB), a result item over
+    /// 16 MiB, a module over 256 MiB. Only for a report you trust.
+    #[arg(long, global = true)]
+    pub trust_input: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -14,6 +14,7 @@ use crate::frame::launches::{rows_of, Grouping};
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
 use crate::parse::csv::{self, Keep, ParseError};
+pub(crate) use crate::parse::ncu_rep::Bounds;
 use crate::parse::ncu_rep::{self, ReadError, MAGIC, ZSTD_MAGIC};
 use crate::parse::LaunchRecord;
 use crate::results::{Provenance, Results, Source, SCHEMA};
@@ -91,21 +92,22 @@ pub(crate) struct Opened {
 
 /// A report's launches as one of the two readers gives them.
 pub(crate) enum Content {
-    /// The native reader's stream (the caller chooses what it keeps of each launch).
-    Native(ncu_rep::Launches),
+    /// The native reader's stream (the caller chooses what it keeps of each launch); boxed, as
+    /// it is the larger by far of the two.
+    Native(Box<ncu_rep::Launches>),
     /// `ncu --import R --csv --page raw --print-units base`'s text, and the ncu that wrote it.
     Csv { text: String, ncu: Ncu },
 }
 
-/// Open an `.ncu-rep` report: the one place every command does (natively, then through the ncu
-/// fallback with one warning, as `mode` allows). Errors name the report; a stream's later
-/// read errors are the caller's, through [`read_error`].
-pub(crate) fn open_report(path: &Path, mode: Open<'_>) -> Result<Opened> {
+/// Open an `.ncu-rep` report: the one place every command does (natively, within `bounds`,
+/// then through the ncu fallback with one warning, as `mode` allows). Errors name the report;
+/// a stream's later read errors are the caller's, through [`read_error`].
+pub(crate) fn open_report(path: &Path, mode: Open<'_>, bounds: Bounds) -> Result<Opened> {
     let rank = rank_of(path);
     let ncu = match mode {
         Open::Fallback { reader: RepReader::Ncu, ncu } => ncu,
-        Open::Fallback { reader: RepReader::Native, ncu } => match ncu_rep::open(path) {
-            Ok(launches) => return Ok(Opened { content: Content::Native(launches), rank }),
+        Open::Fallback { reader: RepReader::Native, ncu } => match ncu_rep::open(path, bounds) {
+            Ok(launches) => return Ok(Opened { content: Content::Native(Box::new(launches)), rank }),
             Err(ReadError::UnknownVersion { version }) => {
                 crate::messages::warning(format!(
                     "{}: report format version {version} is not one the native reader knows ({}); \
@@ -118,13 +120,13 @@ pub(crate) fn open_report(path: &Path, mode: Open<'_>) -> Result<Opened> {
             Err(e) => return Err(read_error(path, e)),
         },
         Open::NativeOnly => {
-            let launches = ncu_rep::open(path).map_err(|e| match e {
+            let launches = ncu_rep::open(path, bounds).map_err(|e| match e {
                 ReadError::UnknownVersion { .. } => {
                     read_error(path, e).with_hint("`lines` reads reports natively only; no ncu fallback")
                 }
                 e => read_error(path, e),
             })?;
-            return Ok(Opened { content: Content::Native(launches), rank });
+            return Ok(Opened { content: Content::Native(Box::new(launches)), rank });
         }
     };
     let ncu = ncu().map_err(|e| {
@@ -138,9 +140,14 @@ pub(crate) fn open_report(path: &Path, mode: Open<'_>) -> Result<Opened> {
     Ok(Opened { content: Content::Csv { text, ncu }, rank })
 }
 
-/// The native reader's error on `path`.
+/// The native reader's error on `path` (a bound it ran into says how to lift it).
 pub(crate) fn read_error(path: &Path, e: ReadError) -> Error {
-    Error::input(path, e.to_string())
+    let bound = matches!(e, ReadError::Bound { .. });
+    let error = Error::input(path, e.to_string());
+    match bound {
+        true => error.with_hint("for a report you trust, `--trust-input` lifts the bounds on what a report may claim"),
+        false => error,
+    }
 }
 
 /// How to read reports: the catalogue, grouping, and how to read `.ncu-rep`.
@@ -149,6 +156,8 @@ pub(crate) struct Reader<'a> {
     pub derivation: &'a Derivation,
     pub grouping: Grouping,
     pub rep_reader: RepReader,
+    /// What a report may claim before it is believed (`--trust-input` lifts it).
+    pub bounds: Bounds,
     /// Called only if a report needs ncu; `Err` says why there is none.
     pub ncu: FindNcu<'a>,
 }
@@ -177,9 +186,9 @@ impl Reader<'_> {
     /// A report through [`open_report`]: the native reader's launches, or ncu's CSV of it.
     fn read_rep(&self, path: &Path) -> Result<Results> {
         let mode = Open::Fallback { reader: self.rep_reader, ncu: self.ncu };
-        let Opened { content, rank } = open_report(path, mode)?;
+        let Opened { content, rank } = open_report(path, mode, self.bounds)?;
         let mut launches = match content {
-            Content::Native(launches) => launches.records_only(self.keep()),
+            Content::Native(launches) => (*launches).records_only(self.keep()),
             Content::Csv { text, ncu } => {
                 let mut r = self.read_csv(text.as_bytes(), path, rank)?;
                 r.provenance.ncu_version = ncu.version().ok();

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
 use crate::gate::Rule;
-use crate::import::RepReader;
+use crate::import::{Bounds, RepReader};
 use crate::metrics::Catalogue;
 use crate::patterns::{parse_size, Pattern, Sizing};
 use crate::style::{Format, Style};
@@ -47,6 +47,8 @@ pub struct Common {
     pub cache: PathBuf,
     /// How `.ncu-rep` reports are read (`--reader`).
     pub rep_reader: RepReader,
+    /// What a report may claim before it is believed (`--trust-input` lifts the bounds).
+    pub bounds: Bounds,
     /// The system's temporary folder (where `run --gpus` puts each GPU's `TMPDIR`).
     pub tmp: PathBuf,
     /// The folder coalprof runs in: the checkout a run records.
@@ -281,6 +283,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         tools,
         cache,
         rep_reader: global.reader,
+        bounds: if global.trust_input { Bounds::Lifted } else { Bounds::Untrusted },
         tmp: env.tmp.clone(),
         cwd: env.cwd.clone(),
     };

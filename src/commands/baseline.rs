@@ -22,7 +22,7 @@ pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
         (b.only_gated.as_deref().unwrap_or(&common.rules).iter()).filter(|r| r.regress.is_some()).cloned().collect();
     let (lines, fills) = (super::check::wants_lines(&regress, &common.catalogue), super::check::wants_fill(&regress));
     if lines || fills {
-        let reports = super::check::line_reports(&b.runs, &b.source_root, &common.catalogue)?;
+        let reports = super::check::line_reports(&b.runs, &b.source_root, &common.catalogue, common.bounds)?;
         for (results, report) in runs.iter_mut().zip(&reports) {
             if let Some(r) = report {
                 if fills {

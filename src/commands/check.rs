@@ -35,7 +35,7 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     // one, so reports are read per line for them too.
     let placed = c.check.github || c.check.junit.is_some();
     let reports = if lines || fills || placed || c.check.sarif.is_some() {
-        line_reports(&c.inputs, &c.check.source_root, &common.catalogue)?
+        line_reports(&c.inputs, &c.check.source_root, &common.catalogue, common.bounds)?
     } else {
         Vec::new()
     };
@@ -90,21 +90,23 @@ pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metric
     rules.iter().any(|r| catalogue.line_keys().any(|k| r.matches_metric(k)))
 }
 
-/// The line report of every `.ncu-rep` input (other inputs get none), all rows of every kernel.
+/// The line report of every `.ncu-rep` input (other inputs get none), all rows of every kernel,
+/// each streamed one launch at a time into its per-line sums, the reports read within `bounds`.
 pub(crate) fn line_reports(
     inputs: &[PathBuf],
     source_root: &Path,
     catalogue: &crate::metrics::Catalogue,
+    bounds: crate::import::Bounds,
 ) -> Result<Vec<Option<LineReport>>, Error> {
     (inputs.iter())
         .map(|p| {
             if crate::import::kind(p)? != crate::import::Kind::NcuRep {
                 return Ok(None);
             }
-            let launches = crate::lines::read(std::slice::from_ref(p))?;
             let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
             let opts = crate::lines::Options::default();
-            crate::lines::build(launches, &opts, catalogue, &mut sources, &mut |_| None).map(Some)
+            let report = std::slice::from_ref(p);
+            crate::lines::report(report, bounds, &opts, catalogue, &mut sources, &mut |_| None).map(Some)
         })
         .collect()
 }

@@ -25,7 +25,9 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
     let mut disassembly = Disassembly::new(common);
     // Streamed: one launch at a time into the per-line sums (memory flat whatever the size).
     let mut report =
-        crate::lines::report(&s.reports, &s.options, &common.catalogue, &mut sources, &mut |b| disassembly.sass(b))?;
+        crate::lines::report(&s.reports, common.bounds, &s.options, &common.catalogue, &mut sources, &mut |b| {
+            disassembly.sass(b)
+        })?;
     if report.matched == 0 {
         return Err(Error::nothing_matched(
             "no kernel launch in the reports matches".to_string(),

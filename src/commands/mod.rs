@@ -31,6 +31,7 @@ fn reader<'a>(common: &'a Common, grouping: Grouping, ncu: crate::import::FindNc
         derivation: &common.derivation,
         grouping,
         rep_reader: common.rep_reader,
+        bounds: common.bounds,
         ncu,
     }
 }

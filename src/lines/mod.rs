@@ -24,13 +24,13 @@ use crate::error::{Error, Result};
 use crate::import::{kind, open_report, read_error, Content, Kind, Open, Opened};
 use crate::metrics::Catalogue;
 use crate::parse::csv::Keep;
-use crate::parse::ncu_rep;
+use crate::parse::ncu_rep::{self, Bounds};
 use crate::parse::{LaunchRecord, SourceCounters};
 use source::Sources;
 
-/// Every launch of every report, with its per-instruction counters.
-pub fn read(reports: &[PathBuf]) -> Result<Vec<(LaunchRecord, SourceCounters)>> {
-    Stream::new(reports, None).collect()
+/// Every launch of every report, with its per-instruction counters (read within `bounds`).
+pub fn read(reports: &[PathBuf], bounds: Bounds) -> Result<Vec<(LaunchRecord, SourceCounters)>> {
+    Stream::new(reports, None, bounds).collect()
 }
 
 /// The per-line report of `reports`, read one launch at a time (the rows are those of
@@ -38,6 +38,7 @@ pub fn read(reports: &[PathBuf]) -> Result<Vec<(LaunchRecord, SourceCounters)>> 
 /// Launch records keep only the catalogue's metrics: the per-line sums need nothing else.
 pub fn report(
     reports: &[PathBuf],
+    bounds: Bounds,
     opts: &Options,
     catalogue: &Catalogue,
     sources: &mut Sources,
@@ -45,7 +46,7 @@ pub fn report(
 ) -> Result<LineReport> {
     let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
     let mut failed = None;
-    let launches = Stream::new(reports, Some(keep)).map_while(|l| l.map_err(|e| failed = Some(e)).ok());
+    let launches = Stream::new(reports, Some(keep), bounds).map_while(|l| l.map_err(|e| failed = Some(e)).ok());
     let report = build(launches, opts, catalogue, sources, disassemble);
     match failed {
         Some(e) => Err(e),
@@ -57,13 +58,14 @@ pub fn report(
 struct Stream<'a> {
     reports: std::slice::Iter<'a, PathBuf>,
     keep: Option<Keep>,
+    bounds: Bounds,
     current: Option<(&'a Path, Option<u32>, ncu_rep::Launches)>,
     failed: bool,
 }
 
 impl<'a> Stream<'a> {
-    fn new(reports: &'a [PathBuf], keep: Option<Keep>) -> Stream<'a> {
-        Stream { reports: reports.iter(), keep, current: None, failed: false }
+    fn new(reports: &'a [PathBuf], keep: Option<Keep>, bounds: Bounds) -> Stream<'a> {
+        Stream { reports: reports.iter(), keep, bounds, current: None, failed: false }
     }
 
     fn open(&self, path: &'a Path) -> Result<(&'a Path, Option<u32>, ncu_rep::Launches)> {
@@ -75,12 +77,13 @@ impl<'a> Stream<'a> {
             ));
         }
         // Natively only: ncu's CSV has no per-instruction counters.
-        let Opened { content: Content::Native(launches), rank } = open_report(path, Open::NativeOnly)? else {
+        let Opened { content: Content::Native(launches), rank } = open_report(path, Open::NativeOnly, self.bounds)?
+        else {
             return Err(Error::Internal("a report opened natively only came as CSV".into()));
         };
         let launches = match &self.keep {
-            Some(keep) => launches.source_counters_only(keep.clone()),
-            None => launches,
+            Some(keep) => (*launches).source_counters_only(keep.clone()),
+            None => *launches,
         };
         Ok((path, rank, launches))
     }

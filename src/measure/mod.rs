@@ -18,7 +18,7 @@ use crate::frame::findings::against_model;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest::{self, Entry};
 use crate::frame::{Backend, Derivation, Frame};
-use crate::import::{open_report, read_error, Content, Open, RepReader};
+use crate::import::{open_report, read_error, Bounds, Content, Open, RepReader};
 
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
@@ -213,7 +213,8 @@ pub(crate) fn worst_lines(
     catalogue: &crate::metrics::Catalogue,
     label: &dyn Fn(Option<u64>) -> (Option<String>, Option<String>),
 ) -> Vec<crate::results::WorstLine> {
-    let launches = match crate::lines::read(reports) {
+    // Reports this run wrote: not untrusted input, so a real program's large module reads.
+    let launches = match crate::lines::read(reports, crate::import::Bounds::Lifted) {
         Ok(l) => l,
         Err(e) => {
             crate::messages::warning(format!("no per-line attribution: {e}"));
@@ -317,11 +318,12 @@ fn report_records(
     stem: &str,
 ) -> Result<Vec<LaunchRecord>> {
     let find_ncu = || Ok(ncu.clone());
-    let opened = open_report(report, Open::Fallback { reader: rep_reader, ncu: &find_ncu })?;
+    // A report this run wrote is not untrusted input: no bounds on what it holds.
+    let opened = open_report(report, Open::Fallback { reader: rep_reader, ncu: &find_ncu }, Bounds::Lifted)?;
     match opened.content {
         Content::Native(launches) => {
             let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
-            let records = launches.records_only(keep).map(|l| l.map(|l| l.record));
+            let records = (*launches).records_only(keep).map(|l| l.map(|l| l.record));
             records.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| read_error(report, e))
         }
         Content::Csv { text, .. } => {

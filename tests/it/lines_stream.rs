@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use coalprof::lines::source::Sources;
 use coalprof::lines::{build, read, report, By, Options};
 use coalprof::metrics::Catalogue;
+use coalprof::parse::ncu_rep::Bounds;
 
 use crate::util::{fixture, root};
 
@@ -32,9 +33,9 @@ fn both(paths: &[PathBuf], opts: &Options) -> (String, String) {
         Err(e) => format!("error: {e}"),
     };
     let mut sources = Sources::new(root());
-    let old = read(paths).and_then(|l| build(l, opts, &catalogue, &mut sources, &mut |_| None));
+    let old = read(paths, Bounds::Untrusted).and_then(|l| build(l, opts, &catalogue, &mut sources, &mut |_| None));
     let mut sources = Sources::new(root());
-    let new = report(paths, opts, &catalogue, &mut sources, &mut |_| None);
+    let new = report(paths, Bounds::Untrusted, opts, &catalogue, &mut sources, &mut |_| None);
     (show(old), show(new))
 }
 

@@ -61,8 +61,11 @@ fn every_fixture_reads_like_ncu_report() {
         let got = native(path);
         assert_eq!(got.len(), expected.len(), "{f}: launch count");
         // The lean decode `analyze` uses gives the same records.
-        let lean: Vec<LaunchRecord> =
-            ncu_rep::open(path).unwrap().records_only(Keep::All).map(|l| l.unwrap().record).collect();
+        let lean: Vec<LaunchRecord> = ncu_rep::open(path, ncu_rep::Bounds::Untrusted)
+            .unwrap()
+            .records_only(Keep::All)
+            .map(|l| l.unwrap().record)
+            .collect();
         assert!(lean.iter().eq(got.iter().map(|g| &g.record)), "{f}: records_only differs from the full read");
         for (i, (g, e)) in got.iter().zip(expected).enumerate() {
             let at = format!("{f} launch {i}");

@@ -69,6 +69,20 @@ pub(super) fn max_name_id(r: &ProfileResult) -> Option<u32> {
     r.metrics.iter().map(|m| m.name_id).max()
 }
 
+/// What a result lacks that ncu writes for every launch (a kernel name, a grid, metrics), if
+/// anything: such a result is a forged or broken item, not a launch.
+pub(super) fn missing(r: &ProfileResult) -> Option<&'static str> {
+    if r.mangled.is_empty() && r.function.is_empty() && r.demangled.is_empty() {
+        Some("kernel name")
+    } else if r.grid.is_none() {
+        Some("grid")
+    } else if r.metrics.is_empty() {
+        Some("metrics")
+    } else {
+        None
+    }
+}
+
 /// A metric name of the string table, with what the reader needs to know about it once.
 #[derive(Debug, Clone)]
 pub(super) struct Name {

@@ -4,8 +4,10 @@
 
 use prost::Message;
 
-use super::messages::{BlockHeader, FileHeader, ListElement, MetricResult, MetricValue, ProfileResult, StringTable};
-use super::{from_bytes, ReadError};
+use super::messages::{
+    BlockHeader, FileHeader, ListElement, MetricResult, MetricValue, ProfileResult, StringTable, Uint64x3,
+};
+use super::{from_bytes, ReadError, MAX_RESULT};
 use crate::parse::Value;
 
 /// A block: its header (payload size filled in) and payload items.
@@ -39,9 +41,15 @@ fn names(n: &[&str]) -> BlockHeader {
     }
 }
 
+/// The grid every result has (ncu writes one for every launch).
+fn grid() -> Option<Uint64x3> {
+    Some(Uint64x3 { x: 4, y: 1, z: 1 })
+}
+
 fn result(kernel: &str, metrics: &[(u32, f64)]) -> Vec<u8> {
     ProfileResult {
         demangled: kernel.into(),
+        grid: grid(),
         metrics: metrics
             .iter()
             .map(|&(name_id, v)| MetricResult {
@@ -147,6 +155,7 @@ fn source_counters_decode_the_instances_of_the_per_instruction_metrics_only() {
     let pcs = [(0x1000, 2.0), (0x1010, 5.0)];
     let launch = ProfileResult {
         demangled: "k".into(),
+        grid: grid(),
         metrics: vec![
             instanced(0, &[(0, 0x1000 as f64)]),
             instanced(1, &pcs),
@@ -177,4 +186,63 @@ fn source_counters_decode_the_instances_of_the_per_instruction_metrics_only() {
     for (name, pairs) in &lines.instanced {
         assert_eq!(pairs, &pcs, "{name}");
     }
+}
+
+#[test]
+fn a_result_without_a_name_a_grid_or_metrics_is_an_error_at_its_offset() {
+    let table = block(names(&["dram__bytes_read.sum"]), &[], &[]);
+    let named = ProfileResult { demangled: "k".into(), ..Default::default() };
+    let cases = [
+        (ProfileResult { grid: grid(), ..Default::default() }, "no kernel name"),
+        (named.clone(), "no grid"),
+        (ProfileResult { grid: grid(), ..named }, "no metrics"),
+    ];
+    for (r, missing) in cases {
+        let bytes = report(7, &[table.clone(), block(results_header(1), &[r.encode_to_vec()], &[])]);
+        // The result's length field: after the magic, the file header, the first block and the
+        // second block's header.
+        let at = bytes.len() - 4 - r.encoded_len();
+        let err = from_bytes(bytes).unwrap().find_map(Result::err).expect(missing).to_string();
+        assert!(err.starts_with(&format!("byte {at}: a result with {missing}")), "{err}");
+    }
+}
+
+#[test]
+fn a_block_of_many_results_streams_one_result_at_a_time() {
+    // A header promising a million results: each is yielded as it is read, so the first comes
+    // before the rest of the block is looked at, and the error (the payload ends) comes last.
+    let r = result("k", &[(0, 1.0)]);
+    let mut b = block(results_header(1_000_000), &[r.clone(), r], &[]);
+    let bytes = report(7, &[block(names(&["dram__bytes_read.sum"]), &[], &[]), std::mem::take(&mut b)]);
+    let mut it = from_bytes(bytes).unwrap();
+    assert!(it.next().unwrap().is_ok());
+    assert_eq!(it.pending.len(), 0, "a ready result is not held");
+    assert!(it.next().unwrap().is_ok());
+    let err = it.next().unwrap().unwrap_err().to_string();
+    assert!(err.contains("promises 1000000 × a result, but its"), "{err}");
+    assert!(it.next().is_none());
+}
+
+#[test]
+fn a_result_item_longer_than_the_bound_is_refused_before_it_is_read() {
+    let mut b = block(results_header(1), &[vec![0x2a, 0x01, b'k']], &[]);
+    // The item's length says one byte more than the bound; the payload size is left as it is.
+    let at = b.len() - 3 - 4;
+    b[at..at + 4].copy_from_slice(&(MAX_RESULT + 1).to_le_bytes());
+    let bytes = report(7, &[b]);
+    let err = from_bytes(bytes).unwrap().find_map(Result::err).unwrap();
+    assert!(matches!(err, ReadError::Bound { .. }) || err.to_string().contains("runs past"), "{err}");
+}
+
+#[test]
+fn results_waiting_for_names_are_bounded() {
+    // Each result names metric #5, which no string table ever gives: they wait, up to the bound.
+    let big = |k: usize| {
+        let mut r = ProfileResult::decode(&*result(&format!("k{k}"), &[(5, 1.0)])).unwrap();
+        r.mangled = "m".repeat(1 << 20);
+        r.encode_to_vec()
+    };
+    let blocks: Vec<Vec<u8>> = (0..80).map(|k| block(results_header(1), &[big(k)], &[])).collect();
+    let err = from_bytes(report(7, &blocks)).unwrap().find_map(Result::err).unwrap().to_string();
+    assert!(err.contains("wait for metric names no string table has given yet"), "{err}");
 }
