@@ -9,6 +9,9 @@ small one's blocks (scripts/bench-big-report.sh).
                                       results and process but drops its string table (indices
                                       are cumulative, so the first copy's names serve), session
                                       and sources (the first copy's modules serve)
+  ncu_rep_blocks.py launches N OUT    a report of N launches of one kernel, one result per block
+                                      as ncu writes them, each with 8 global-load sectors over 1
+                                      request (scripts/bench-untrusted.sh)
 """
 import struct
 import sys
@@ -82,8 +85,37 @@ def items(payload, count):
     return out, payload[o:]
 
 
+def one_kernel(n, out_path):
+    """N minimal launches of one kernel: the string table in the first block, then a block per
+    result (kernel name, grid, block, four metrics as doubles)."""
+    def num(f, v):
+        return enc_varint(f << 3) + enc_varint(v)
+
+    def field(f, b):
+        return enc_varint(f << 3 | 2) + enc_varint(len(b)) + b
+
+    def framed(b):
+        return struct.pack("<I", len(b)) + b
+
+    names = [b"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", b"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+             b"launch__grid_size", b"launch__block_size"]
+    dims = lambda d: b"".join(num(i + 1, v) for i, v in enumerate(d))
+    result = field(7, b"copy_kernel(float*, float const*)") + field(10, dims([4, 1, 1])) + field(11, dims([256, 1, 1]))
+    for i, v in enumerate([8.0, 1.0, 4.0, 256.0]):
+        result += field(13, num(1, i) + field(2, enc_varint(3 << 3 | 1) + struct.pack("<d", v)))
+    table = field(4, b"".join(field(1, n) for n in names))
+    one = framed(num(1, 0) + num(2, 1) + num(5, len(result) + 4)) + framed(result)
+    with open(out_path, "wb") as w:
+        w.write(b"NVR\0" + framed(num(1, 7)) + framed(num(1, 0) + num(2, 0) + table + num(5, 0)))
+        for _ in range(n):
+            w.write(one)
+
+
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
+    if cmd == "launches":
+        one_kernel(int(path), sys.argv[3])
+        return
     b = open(path, "rb").read()
     if cmd == "list":
         for o, h, p, f in blocks(b):

@@ -4,7 +4,9 @@
 //! through the real binary. Every outcome is either success or one `error:` line with exit 3
 //! (5 for a header without launches); never a panic (exit 101), never a hang.
 
+use std::ffi::OsStr;
 use std::fs::File;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,29 +21,70 @@ pub(crate) struct Outcome {
     pub(crate) stdout: Vec<u8>,
     pub(crate) stderr: String,
     pub(crate) timed_out: bool,
+    /// Its peak resident memory, in bytes, where it was measured (0 where not).
+    pub(crate) peak_rss: u64,
+    /// How long it ran.
+    pub(crate) took: Duration,
 }
 
 impl Outcome {
     pub(crate) fn describe(&self) -> String {
-        format!("exit {:?}, timed out {}, stderr:\n{}", self.code, self.timed_out, self.stderr)
+        format!(
+            "exit {:?}, timed out {}, {:.1} s, peak RSS {} MB, stderr:\n{}",
+            self.code,
+            self.timed_out,
+            self.took.as_secs_f64(),
+            self.peak_rss >> 20,
+            self.stderr
+        )
     }
 }
 
-/// `coalprof analyze PATH ARGS…`, killed after `timeout`. Output goes through files, so a huge
-/// output cannot block the child on a full pipe while we wait.
+/// `coalprof analyze PATH ARGS…`, killed after `timeout`.
 pub(crate) fn analyze(path: &Path, args: &[&str], timeout: Duration) -> Outcome {
+    let mut all = vec![OsStr::new("analyze"), path.as_os_str()];
+    all.extend(args.iter().map(OsStr::new));
+    bounded(&all, timeout, false)
+}
+
+/// Starts a program as a child of its own, waits for it and writes the child's peak RSS (KiB)
+/// and exit status to `$COALPROF_TEST_RUSAGE`. Measured from the test process itself, a child's
+/// `ru_maxrss` would include the test process's memory at the fork (Linux counts the copied page
+/// tables, and exec keeps that high-water mark); forked from this small interpreter, it does not.
+const RUSAGE_OF_CHILD: &str = "import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+open(os.environ['COALPROF_TEST_RUSAGE'], 'w').write(f'{usage.ru_maxrss} {code}')
+";
+
+/// `coalprof ARGS…`, killed after `timeout`; with `measure`, its peak resident memory measured
+/// (through [`RUSAGE_OF_CHILD`], so python3 must be there). Output goes through files, so a
+/// huge output cannot block the child on a full pipe while we wait.
+pub(crate) fn bounded(args: &[&OsStr], timeout: Duration, measure: bool) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("coalprof"))
-        .arg("analyze")
-        .arg(path)
+    let usage_path = dir.path().join("rusage");
+    let bin = assert_cmd::cargo::cargo_bin("coalprof");
+    let mut cmd = if measure {
+        let mut c = Command::new("python3");
+        c.args(["-c", RUSAGE_OF_CHILD]).arg(&bin).env("COALPROF_TEST_RUSAGE", &usage_path);
+        c
+    } else {
+        Command::new(&bin)
+    };
+    let mut child = cmd
         .args(args)
         .env_remove("COALPROF_NCU")
         .env_remove("COALPROF_NVCC")
         .env_remove("COALPROF_LOG")
         .env_remove("CUDA_HOME")
+        .env_remove("GITHUB_STEP_SUMMARY")
         .env("NO_COLOR", "1")
         .current_dir(root())
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(File::create(&out_path).unwrap())
         .stderr(File::create(&err_path).unwrap())
@@ -55,16 +98,32 @@ pub(crate) fn analyze(path: &Path, args: &[&str], timeout: Duration) -> Outcome 
         }
         if start.elapsed() > timeout {
             timed_out = true;
-            child.kill().ok();
+            // The whole group: the measuring interpreter and coalprof under it.
+            // SAFETY: a plain kill(2) of the process group this child leads.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             break child.wait().unwrap();
         }
         std::thread::sleep(Duration::from_millis(3));
     };
+    let took = start.elapsed();
+    let (code, peak_rss) = match (measure, std::fs::read_to_string(&usage_path)) {
+        (true, Ok(text)) => {
+            let mut it = text.split_whitespace().map(|w| w.parse::<i64>().unwrap());
+            let (kib, code) = (it.next().unwrap(), it.next().unwrap());
+            ((code >= 0).then_some(code as i32), kib as u64 * 1024)
+        }
+        (true, Err(_)) if !timed_out => {
+            panic!("python3 measured nothing: {}", std::fs::read_to_string(&err_path).unwrap())
+        }
+        _ => (status.code(), 0),
+    };
     Outcome {
-        code: status.code(),
+        code,
         stdout: std::fs::read(&out_path).unwrap(),
         stderr: String::from_utf8_lossy(&std::fs::read(&err_path).unwrap()).into_owned(),
         timed_out,
+        peak_rss,
+        took,
     }
 }
 
