@@ -1,6 +1,6 @@
-//! The docs cannot drift: every ```console example of README.md and of the user guide
-//! (`docs/guide/`) runs here through trycmd, as clap and cargo test the examples of their docs.
-//! Each `$ coalprof …` line runs the binary under test in the checkout, with the environment of
+//! The docs cannot drift: every ```console example of README.md and of the pages under `docs/`
+//! (the user guide, `docs/guide/`, and the reference beside it) runs here through trycmd, as
+//! clap and cargo test the examples of their docs. Each `$ coalprof …` line runs the binary under test in the checkout, with the environment of
 //! `util::coalprof()` and a machine without a GPU; the lines under it are its real stdout and
 //! stderr (merged, in order), `? N` its exit code, `[..]` and `...` where output truly varies.
 //!
@@ -69,7 +69,7 @@ fn run_examples(need: Option<&str>, test: &str) {
             copies.push(to);
         }
     }
-    assert!(need.is_some() || copies.len() >= 2, "no console example found in README.md and docs/guide/");
+    assert!(need.is_some() || copies.len() >= 2, "no console example found in README.md and docs/");
     if copies.is_empty() {
         return;
     }
@@ -116,10 +116,10 @@ fn binary_without_overrides(dir: &Path) -> PathBuf {
     script
 }
 
-/// README.md and every page of the guide.
+/// README.md and every page under `docs/`: the guide, and the reference pages beside it.
 fn pages() -> Vec<PathBuf> {
     let mut pages = vec![root().join("README.md")];
-    let mut dirs = vec![root().join("docs/guide")];
+    let mut dirs = vec![root().join("docs")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
