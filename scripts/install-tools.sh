@@ -84,7 +84,11 @@ fi
 # (`mkdocs build --strict`: its links and anchors checked); the release workflow pins the same.
 mkdocs_venv="$tools/mkdocs"
 mkdocs_pins=(mkdocs==1.6.1 mkdocs-material==9.6.23)
-if ! "$mkdocs_venv/bin/pip" freeze 2>/dev/null | grep -qxF "${mkdocs_pins[1]}"; then
+# (Asked of the venv's Python, not `pip freeze | grep -q`: under pipefail grep's early exit
+# fails the pipeline.)
+if ! "$mkdocs_venv/bin/python" -c 'import importlib.metadata as m, sys
+sys.exit(any(f"{p}=={m.version(p)}" not in sys.argv[1:] for p in ("mkdocs", "mkdocs-material")))' \
+    "${mkdocs_pins[@]}" >/dev/null 2>&1; then
     log "installing ${mkdocs_pins[*]} from PyPI into $mkdocs_venv"
     python3 -m venv "$mkdocs_venv"
     "$mkdocs_venv/bin/pip" install -q --disable-pip-version-check "${mkdocs_pins[@]}"
