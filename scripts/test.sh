@@ -5,7 +5,8 @@
 #! nvcc from PyPI, the real ncu 2022.3 from Debian, NVIDIA's ncu_report; scripts/install-sim.sh:
 #! GPGPU-Sim built from the vendored source with the CUDA 11.8 toolkit; idempotent, no GPU),
 #! starts a one-node Slurm on loopback (scripts/slurm-local.sh, which apt-installs slurm-wlm and
-#! munge when missing, so it needs root as CI has), checks formatting, clippy and the docs, then
+#! munge when missing, so it needs root as CI has), checks formatting, clippy and the docs, builds
+#! the user guide (MkDocs, `--strict`: links checked; installed by install-tools.sh), then
 #! runs every test against the locked dependencies (in CI, a test that would skip for a missing
 #! tool fails). Extra arguments go to `cargo test`.
 #!
@@ -57,6 +58,10 @@ fi
 step "fmt" cargo fmt --check
 step "clippy" cargo clippy --locked --all-targets -- -D warnings
 step "doc" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --quiet
+# The user guide (mkdocs.yml, docs/): strict, so a broken link or anchor, or a page missing from
+# its navigation, fails here (not `--quiet`: it hides the warnings strict mode counts). Its
+# examples run in `cargo test` (tests/it/docs.rs).
+step "guide" .tools/mkdocs/bin/mkdocs build --strict
 # In CI every tool is installed above, so a test that would skip for a missing one fails.
 if [ -n "${CI:-}" ]; then
     export COALPROF_REQUIRE_TOOLS=1

@@ -10,6 +10,7 @@ mod benchmark; // `--format bencher` and `github-benchmark` against their docume
 mod browser; // headless Chromium for the HTML tests
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
 mod compare; // `coalprof compare`: runs and reports side by side, every format
+mod docs; // every console example of README.md and docs/ runs (trycmd)
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
 mod history; // `coalprof history` over saved runs, and the commit each run records
