@@ -231,7 +231,7 @@ fn the_forged_reports_of_the_issue_end_in_seconds_and_megabytes() {
         assert_refused(
             &o,
             &format!("a 4 GB result ×{scale}"),
-            "a result claims 4000000000 bytes, more than the 16 MiB",
+            "a result claims 4000000000 bytes, over the 16 MiB bound",
         );
         assert!(o.stderr.contains("--trust-input"), "the hint names the flag: {}", o.describe());
         eprintln!("{} bytes, ×{scale}: {}", bytes.len(), o.describe().lines().next().unwrap_or_default());
