@@ -41,9 +41,13 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// The code of a file without comments and without its unit tests (a test may use anything).
+/// The code of a file without comments and without its unit tests (a test may use anything):
+/// the file is cut at its first inline test module (`#[cfg(test)]` then `mod tests {` or `mod
+/// proptests {`), which by custom ends it. A declaration (`mod tests;`) cuts nothing: its file,
+/// `tests.rs`, is left out of the scan, and the code after the declaration is the module's own.
 fn code(text: &str) -> String {
-    let body = match text.find("#[cfg(test)]\nmod tests") {
+    let inline = ["#[cfg(test)]\nmod tests {", "#[cfg(test)]\nmod proptests {"];
+    let body = match inline.iter().filter_map(|m| text.find(m)).min() {
         Some(i) => &text[..i],
         None => text,
     };
@@ -108,6 +112,11 @@ fn paths(module: &[String], text: &str) -> Vec<Vec<String>> {
 type Graph = BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>>;
 
 fn graph() -> Graph {
+    graph_reading(&|f| std::fs::read_to_string(f).unwrap())
+}
+
+/// The graph as `graph` makes it, each file's text read by `read` (a test plants an arrow).
+fn graph_reading(read: &dyn Fn(&Path) -> String) -> Graph {
     let src = root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -115,7 +124,7 @@ fn graph() -> Graph {
     let mut g = Graph::new();
     for file in files.iter().filter(|f| f.file_name().is_some_and(|n| n != "tests.rs")) {
         let module = module_of(&src, file);
-        let text = code(&std::fs::read_to_string(file).unwrap());
+        let text = code(&read(file));
         for path in paths(&module, &text) {
             // The module a path lands in: its longest prefix that is a module.
             let Some(target) = (0..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains(p)) else {
@@ -274,7 +283,12 @@ fn layer_violations(layers: &[Vec<String>], graph: &BTreeMap<String, BTreeSet<St
 
 /// The top-level graph with every module in it, dependencies or not.
 fn top_level() -> BTreeMap<String, BTreeSet<String>> {
-    let mut g = graph().remove(&Vec::new()).unwrap_or_default();
+    top_level_reading(&|f| std::fs::read_to_string(f).unwrap())
+}
+
+/// The top-level graph as `top_level` makes it, each file's text read by `read`.
+fn top_level_reading(read: &dyn Fn(&Path) -> String) -> BTreeMap<String, BTreeSet<String>> {
+    let mut g = graph_reading(read).remove(&Vec::new()).unwrap_or_default();
     let src = root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -307,6 +321,29 @@ fn the_layer_check_fails_on_a_reversed_edge() {
     // A module no layer lists is named too.
     g.insert("newcomer".into(), BTreeSet::new());
     assert!(layer_violations(&layers, &g).iter().any(|v| v.starts_with("`newcomer` is in no layer")));
+}
+
+/// An arrow after an early `#[cfg(test)] mod tests;` declaration is seen: `src/model/mod.rs`
+/// declares its tests at the top, and an arrow planted at its end (to `commands`, the top
+/// layer) must make the drawn graph wrong and be named as an arrow up the layers.
+#[test]
+fn an_arrow_after_an_early_mod_tests_declaration_is_seen() {
+    let planted = root().join("src/model/mod.rs");
+    let original = std::fs::read_to_string(&planted).unwrap();
+    let declared = original.find("#[cfg(test)]\nmod tests;").expect("src/model/mod.rs declares `mod tests;`");
+    assert!(declared < original.len() / 2, "the declaration is early in the file, so the plant is after it");
+    let read = |f: &Path| {
+        let text = std::fs::read_to_string(f).unwrap();
+        if f == planted { text + "\nfn planted() { crate::commands::stdout(); }\n" } else { text }
+    };
+    let g = top_level_reading(&read);
+    assert!(g["model"].contains("commands"), "the planted arrow is seen: model → {:?}", g["model"]);
+    assert_ne!(g, documented(), "the drawn graph no longer matches");
+    let bad = layer_violations(&layers(), &g);
+    assert!(bad.iter().any(|v| v.starts_with("`model` (layer 2) → `commands`")), "{bad:?}");
+    // The same plant after an inline test module is test code, and cut.
+    let inline = "use crate::patterns::X;\n#[cfg(test)]\nmod tests {\n    use crate::commands::Y;\n}\n";
+    assert_eq!(paths(&["model".into()], &code(inline)), [vec!["patterns".to_string(), "X".into()]]);
 }
 
 /// The parsers are a leaf: outside `src/parse/` they use only modules that use nothing of the
