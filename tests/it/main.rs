@@ -25,6 +25,7 @@ mod lines_stream; // `lines::report` streaming equals the collecting path on eve
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod package; // what `cargo package` packs: every embedded file, no fixture
+mod pipes; // stdout and stderr closed pipes: each command exits with its own code, never aborts
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;
