@@ -2,6 +2,7 @@
 //! command still exits with its own code, quietly, and never aborts (the release profile has
 //! `panic = "abort"`, so a failed `eprintln!` would be SIGABRT, exit 134 in a shell).
 
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 
@@ -9,7 +10,10 @@ use crate::util::{fixture, root};
 
 /// A pipe whose reading end is already closed: every write to it fails with `EPIPE`.
 fn broken_pipe() -> Stdio {
-    let (reader, writer) = std::io::pipe().expect("a pipe");
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills `fds` with two new descriptors, each owned once below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "a pipe");
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(reader);
     writer.into()
 }
