@@ -66,8 +66,8 @@ impl RunSettings {
 impl TaskFile {
     /// Read `path` (exit 3 when it cannot be read or is not a task file).
     pub(crate) fn read(path: &Path) -> Result<TaskFile> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof task file: {e}")))
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input_caused(path, "cannot read", e))?;
+        serde_json::from_str(&text).map_err(|e| Error::input_caused(path, "not a coalprof task file", e))
     }
 
     /// The run settings of the task: one pattern, here (no `--gpus`, no `--slurm`).

@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::nvcc::Nvcc;
 use super::process::{run_sync, Captured, Cmd};
 use super::ToolError;
+use crate::error::Error;
 
 /// The GPU configuration every simulation runs with (`configs/tested-cfgs/SM7_QV100`): a V100,
 /// whose sectors and requests follow the 32-byte-sector rules of every GPU since sm_70.
@@ -144,14 +145,14 @@ impl GpgpuSim {
     /// program cannot run in it, naming the command that rebuilds it: the CUDA 11.8 toolkit
     /// for a CUDA ≤ 11 program (or one that cannot be told: a script that starts it), a CUDA
     /// 12+ toolkit for a CUDA 12 or 13 one; never a program with the runtime linked in.
-    pub fn toolkit_for(&self, program: &Path) -> Result<PathBuf, String> {
+    pub fn toolkit_for(&self, program: &Path) -> crate::error::Result<PathBuf> {
         let p = program.display();
         let version = match runtime(program) {
             Runtime::Static => {
-                return Err(format!(
+                return Err(Error::usage(format!(
                     "`{p}` links the CUDA runtime statically (nvcc's default), so GPGPU-Sim cannot take its place: \
                      rebuild it with `-cudart shared` (with CUDA 11.8: `{REBUILD}`)"
-                ))
+                )))
             }
             Runtime::Shared(v) => v,
             Runtime::Unknown => return Ok(self.cuda.clone()),
@@ -162,32 +163,32 @@ impl GpgpuSim {
         }
         let needs = format!("`{p}` is built with CUDA {major} (it loads libcudart.so.{version})");
         if major > NEWEST_CUDA {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "{needs}; GPGPU-Sim's runtime stands in for CUDA {NEWEST_CUDA} at most: rebuild it with `{REBUILD}`"
-            ));
+            )));
         }
         if !self.version().contains(CUDA12_PATCH) {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "{needs}, and the GPGPU-Sim in `{}` predates CUDA 12 support: run `coalprof setup sim` again, \
                  or rebuild the program with `{REBUILD}`",
                 self.root.display()
-            ));
+            )));
         }
         let found = self.newer.as_ref().map(|t| (t, Nvcc { path: t.join("bin/nvcc") }.version()));
         match found {
             Some((t, Ok(v))) if v.split('.').next().and_then(|m| m.parse::<u32>().ok()) >= Some(major) => Ok(t.clone()),
-            Some((t, v)) => Err(format!(
+            Some((t, v)) => Err(Error::usage(format!(
                 "{needs}, but the CUDA toolkit beside coalprof's nvcc (`{}`, {}) is older: the simulator reads \
                  the program's fatbin and PTX with that toolkit's `cuobjdump` and `ptxas`; point `--nvcc` at a \
                  CUDA {major}+ nvcc, or rebuild the program with `{REBUILD}`",
                 t.display(),
                 v.map_or_else(|e| e.to_string(), |v| format!("CUDA {v}"))
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(Error::usage(format!(
                 "{needs}, and no CUDA {major}+ toolkit was found to read its fatbin and PTX (`cuobjdump`, `ptxas` \
                  beside nvcc; `scripts/install-tools.sh` puts one in `.tools/cuda-home`): install one, or rebuild \
                  the program with `{REBUILD}`"
-            )),
+            ))),
         }
     }
 
@@ -324,6 +325,6 @@ mod tests {
         // This test binary links no CUDA runtime at all: nothing to say either.
         assert_eq!(runtime(&std::env::current_exe().unwrap()), Runtime::Unknown);
         let sim = GpgpuSim { root: dir.path().into(), cuda: dir.path().join("cuda11"), newer: None };
-        assert_eq!(sim.toolkit_for(&script), Ok(dir.path().join("cuda11")), "run with the CUDA 11 toolkit");
+        assert_eq!(sim.toolkit_for(&script).unwrap(), dir.path().join("cuda11"), "run with the CUDA 11 toolkit");
     }
 }

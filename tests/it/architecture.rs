@@ -3,7 +3,8 @@
 //! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), no arrow of it
 //! points up ARCHITECTURE.md's `layers`, the longest chain of top-level imports is at most 10
 //! rooms, every file says what it is for in a `//!` line, every file ARCHITECTURE.md names
-//! (its recipes, its room table) is there, and one function opens reports.
+//! (its recipes, its room table) is there, one function opens reports, and no function's error
+//! is a `String`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -334,7 +335,11 @@ fn an_arrow_after_an_early_mod_tests_declaration_is_seen() {
     assert!(declared < original.len() / 2, "the declaration is early in the file, so the plant is after it");
     let read = |f: &Path| {
         let text = std::fs::read_to_string(f).unwrap();
-        if f == planted { text + "\nfn planted() { crate::commands::stdout(); }\n" } else { text }
+        if f == planted {
+            text + "\nfn planted() { crate::commands::stdout(); }\n"
+        } else {
+            text
+        }
     };
     let g = top_level_reading(&read);
     assert!(g["model"].contains("commands"), "the planted arrow is seen: model → {:?}", g["model"]);
@@ -496,4 +501,63 @@ fn reports_are_opened_in_one_place() {
     }
     assert!(files.len() > 50, "the walk found the sources: {}", files.len());
     assert!(openers.is_empty(), "reports opened outside `import::open_report`:\n{}", openers.join("\n"));
+}
+
+/// The `Result<_, String>`s of `text`'s code, one line each: a failure said as a string has no
+/// type to match on and no cause to chain.
+fn string_errors(text: &str) -> Vec<String> {
+    let code = code(text);
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let mut rest = line;
+        while let Some(at) = rest.find("Result<") {
+            // The error type: after the generic list's top-level comma, up to its closing `>`.
+            let (mut depth, mut comma) = (0usize, None);
+            let tail = &rest[at + "Result<".len()..];
+            let mut end = tail.len();
+            for (i, c) in tail.char_indices() {
+                match c {
+                    '<' | '(' => depth += 1,
+                    '>' | ')' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    '>' | ')' => depth -= 1,
+                    ',' if depth == 0 => comma = Some(i),
+                    _ => {}
+                }
+            }
+            if comma.is_some_and(|c| tail[c + 1..end].trim() == "String") {
+                out.push(line.trim().to_string());
+            }
+            rest = &tail[end.min(tail.len())..];
+        }
+    }
+    out
+}
+
+/// No fallible function of `src/` says its failure as a `String`: errors are the crate's
+/// `error::Error` or a typed error of the room (issue 42).
+#[test]
+fn no_result_has_a_string_error() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let found: Vec<String> = (files.iter())
+        .flat_map(|f| {
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            string_errors(&std::fs::read_to_string(f).unwrap()).into_iter().map(move |l| format!("{rel}: {l}"))
+        })
+        .collect();
+    assert!(files.len() > 50, "the walk found the sources");
+    assert!(found.is_empty(), "`Result<_, String>` in src/:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_string_error_check_can_fail() {
+    let text = "fn a() -> Result<Sizing, String> {}\nfn b() -> Result<BTreeMap<u64, String>, ToolError> {}\n\
+                type R<T> = std::result::Result<T, String>;\nfn c() -> Result<(), Error> {}";
+    assert_eq!(
+        string_errors(text),
+        ["fn a() -> Result<Sizing, String> {}", "type R<T> = std::result::Result<T, String>;"]
+    );
 }
