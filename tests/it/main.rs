@@ -12,6 +12,7 @@ mod check; // `coalprof check`: rules × fixture runs × baseline → outputs an
 mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
+mod help; // help texts against behaviour where they state a fact
 mod history; // `coalprof history` over saved runs, and the commit each run records
 mod hostile; // names with newlines, workflow commands and terminal escapes stay text in every format
 mod html; // `--format html` pages opened in headless Chromium
