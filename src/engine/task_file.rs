@@ -37,7 +37,7 @@ pub(crate) struct TaskFile {
 }
 
 fn functional() -> String {
-    SimMode::Functional.name().into()
+    SimMode::Functional.name()
 }
 
 impl RunSettings {
@@ -56,7 +56,7 @@ impl RunSettings {
             warmup: p.warmup,
             repeats: p.repeats,
             l2_fetch_bytes: self.l2_fetch_bytes,
-            sim_mode: p.sim_mode.name().into(),
+            sim_mode: p.sim_mode.name(),
             out: out.to_path_buf(),
             run_id: run_id.into(),
         }
@@ -77,9 +77,8 @@ impl TaskFile {
         let backend = (Backend::ALL.into_iter())
             .find(|b| b.name() == self.backend)
             .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
-        let sim_mode = (SimMode::ALL.into_iter())
-            .find(|m| m.name() == self.sim_mode)
-            .ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
+        let sim_mode =
+            SimMode::named(&self.sim_mode).ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
         Ok(RunSettings {
             patterns: vec![pattern],
             variants: self.variants,

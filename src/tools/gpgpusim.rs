@@ -39,15 +39,15 @@ pub enum SimMode {
 }
 
 impl SimMode {
-    /// Both, in the order `--sim-mode` lists them.
-    pub const ALL: [SimMode; 2] = [SimMode::Functional, SimMode::Timing];
+    /// `functional` or `timing`: the name `--sim-mode` takes, as clap's `ValueEnum` derive gives it.
+    pub fn name(self) -> String {
+        let value = clap::ValueEnum::to_possible_value(&self).expect("no mode is skipped by `--sim-mode`");
+        value.get_name().to_string()
+    }
 
-    /// `functional` or `timing`, as `--sim-mode` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SimMode::Functional => "functional",
-            SimMode::Timing => "timing",
-        }
+    /// The mode `--sim-mode` takes as `name` (what [`SimMode::name`] gives), if there is one.
+    pub fn named(name: &str) -> Option<SimMode> {
+        clap::ValueEnum::from_str(name, false).ok()
     }
 
     /// The value of `PTX_SIM_MODE_FUNC`, which the simulator reads at every launch and which
@@ -306,6 +306,17 @@ pub fn runtime(program: &Path) -> Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_modes_name_is_the_one_sim_mode_takes_and_names_it_back() {
+        use clap::ValueEnum;
+        let names: Vec<String> = SimMode::value_variants().iter().map(|m| m.name()).collect();
+        assert_eq!(names, ["functional", "timing"]);
+        for &m in SimMode::value_variants() {
+            assert_eq!(SimMode::named(&m.name()), Some(m));
+        }
+        assert_eq!(SimMode::named("Timing"), None, "as exact as the task file always was");
+    }
 
     #[test]
     fn a_missing_simulator_names_what_is_missing_and_the_install_script() {
