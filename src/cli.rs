@@ -453,7 +453,7 @@ pub(crate) struct LinesArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct AnalyzeArgs {
-    /// ncu CSV files, `.ncu-rep` reports (read through `ncu --import`), or `-` for stdin.
+    /// ncu CSV files, `.ncu-rep` reports (read natively: no ncu needed; see `--reader`), or `-` for stdin.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// One row per launch instead of one per kernel and launch shape.

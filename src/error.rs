@@ -34,6 +34,10 @@ pub enum Error {
         message: String,
         /// A fix, when one is known (printed as `hint: …`).
         hint: Option<String>,
+        /// The failure underneath, when there is one (an I/O error, a JSON parser's): printed
+        /// as `caused by: …`, so the message does not repeat it.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// An external tool ran and failed, or a kernel crashed or hung (exit 3).
     #[error(transparent)]
@@ -91,7 +95,17 @@ impl Error {
 
     /// An input error naming the input (exit 3).
     pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
-        Error::Input { path: path.into(), message: message.into(), hint: None }
+        Error::Input { path: path.into(), message: message.into(), hint: None, source: None }
+    }
+
+    /// An input error naming the input, with the failure underneath as its cause (exit 3):
+    /// `error: PATH: MESSAGE` then `caused by: SOURCE`.
+    pub fn input_caused(
+        path: impl Into<PathBuf>,
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Input { path: path.into(), message: message.into(), hint: None, source: Some(source.into()) }
     }
 
     /// No profiler (exit 4), with how to get one.
@@ -121,7 +135,7 @@ impl Error {
         let hint = Some(h.clone());
         match self {
             Error::Usage { message, .. } => Error::Usage { message, hint },
-            Error::Input { path, message, .. } => Error::Input { path, message, hint },
+            Error::Input { path, message, source, .. } => Error::Input { path, message, hint, source },
             Error::Unavailable { message, .. } => Error::Unavailable { message, hint },
             Error::NothingMatched { message, .. } => Error::NothingMatched { message, hint },
             Error::Tool(e) => Error::Tool(e.with_hint(h)),
@@ -182,6 +196,10 @@ mod tests {
         let e = Error::write("/out/results.json", std::io::Error::other("disk full"));
         assert_eq!(e.to_string(), "cannot write `/out/results.json`");
         assert_eq!(e.source().map(|c| c.to_string()).as_deref(), Some("disk full"));
+        let input = Error::input_caused("r.json", "not a coalprof results file", std::io::Error::other("EOF"));
+        assert_eq!(input.to_string(), "r.json: not a coalprof results file");
+        assert_eq!(input.source().map(|c| c.to_string()).as_deref(), Some("EOF"));
+        assert_eq!(input.with_hint("h").source().map(|c| c.to_string()).as_deref(), Some("EOF"), "a hint keeps it");
         let spawn = Error::Tool(ToolError::Spawn { command: "ncu".into(), source: std::io::Error::other("x") });
         assert_eq!(spawn.source().map(|c| c.to_string()).as_deref(), Some("x"), "transparent: the tool's cause");
     }

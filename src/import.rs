@@ -47,7 +47,7 @@ pub(crate) fn kind(path: &Path) -> Result<Kind> {
     let mut head = [0u8; 64];
     let n = File::open(path)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| Error::input(path, format!("byte 0: cannot read: {e}")))?;
+        .map_err(|e| Error::input_caused(path, "byte 0: cannot read", e))?;
     let head = &head[..n];
     if head.starts_with(MAGIC) || head.starts_with(ZSTD_MAGIC) {
         return Ok(Kind::NcuRep);
@@ -168,7 +168,7 @@ impl Reader<'_> {
         match kind(path)? {
             Kind::Csv if path == Path::new("-") => self.read_csv(BufReader::new(std::io::stdin().lock()), path, None),
             Kind::Csv => {
-                let f = File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+                let f = File::open(path).map_err(|e| Error::input_caused(path, "cannot read", e))?;
                 // Smaller than the fast path's chunk reads (`parse::csv::chunks`), which then go
                 // straight from the file into the chunk instead of through this buffer.
                 self.read_csv(BufReader::with_capacity(64 << 10, f), path, rank_of(path))
@@ -262,12 +262,10 @@ fn parse_error(path: &Path, e: ParseError) -> Error {
     match e {
         ParseError::NoResults { reason, hint } => Error::input(path, reason).with_hint(hint),
         ParseError::Malformed { line, message } => Error::input(path, format!("line {line}: {message}")),
-        ParseError::Io(e) => Error::input(path, format!("cannot read: {e}")),
+        ParseError::Io(e) => Error::input_caused(path, "cannot read", e),
     }
 }
 
-/// The `results.json` of a run folder; for a folder of runs (`profiles/`, where `run` saves),
-/// the newest run's, saying on stderr which one was taken.
 /// The rank a report's file name states: `rank-3.ncu-rep` (what `profile --per-rank` writes),
 /// `report.rank_3.ncu-repz` or `rank3.csv`; `None` for any other name.
 pub(crate) fn rank_of(path: &Path) -> Option<u32> {
@@ -281,12 +279,14 @@ pub(crate) fn rank_of(path: &Path) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// The `results.json` of a run folder; for a folder of runs (`profiles/`, where `run` saves),
+/// the newest run's, saying on stderr which one was taken.
 pub(crate) fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
     let own = dir.join("results.json");
     if own.is_file() {
         return Ok(own);
     }
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::input(dir, format!("cannot read the folder: {e}")))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::input_caused(dir, "cannot read the folder", e))?;
     let newest = (entries.flatten())
         .map(|e| e.path().join("results.json"))
         .filter_map(|f| Some((f.metadata().ok()?.modified().ok()?, f)))
@@ -308,9 +308,9 @@ pub(crate) fn results_file(dir: &Path) -> Result<std::path::PathBuf> {
 
 /// A saved `results.json` (from `run`, `analyze --format json`, or a run folder).
 pub(crate) fn read_results_json(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input_caused(path, "cannot read", e))?;
     let r: Results =
-        serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof results file: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| Error::input_caused(path, "not a coalprof results file", e))?;
     if r.schema != SCHEMA {
         return Err(Error::input(
             path,

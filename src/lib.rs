@@ -107,7 +107,10 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Doctor => commands::doctor::run(&common),
         Settings::Setup(req) => commands::setup::run(req),
         Settings::Completions(shell) => {
-            cli::write_completions(*shell, &mut commands::stdout());
+            // Made in memory first: clap_complete panics on a failed write (a closed pipe).
+            let mut script = Vec::new();
+            cli::write_completions(*shell, &mut script);
+            commands::print(&String::from_utf8_lossy(&script))?;
             Ok(Exit::Ok)
         }
     }

@@ -20,6 +20,8 @@ pub(crate) fn init(verbose: u8) {
     let fmt = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        // A closed stderr loses the log line; the default would `eprintln!` about it and panic.
+        .log_internal_errors(false)
         .without_time()
         .with_target(false);
     // `EnvFilter` only for a filter the user wrote: it compiles regular expressions to parse

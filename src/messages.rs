@@ -7,8 +7,6 @@
 //! workflow command. `text.rs` escapes names in the output formats with the same [`visible`]
 //! (it lives here because this module must depend on nothing: every room may speak).
 
-#![allow(clippy::print_stderr)] // the one writer to stderr besides the logger
-
 use std::borrow::Cow;
 use std::fmt::Display;
 
@@ -75,7 +73,14 @@ fn told(level: &str, context: Option<&dyn Display>, e: &dyn std::error::Error, h
 
 /// `LABEL: TEXT` on stderr, the text [`shown`].
 fn say(label: &str, text: impl Display) {
-    eprintln!("{label}: {}", shown(&text.to_string()));
+    line(format_args!("{label}: {}", shown(&text.to_string())));
+}
+
+/// One line on stderr. A stderr nobody reads (a closed pipe) loses the line and nothing else:
+/// `eprintln!` would panic there, and a panic aborts the release build.
+fn line(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// `text` as a message may show it: every line [`visible`], the lines after the first indented
@@ -113,7 +118,7 @@ pub(crate) fn note(text: impl Display) {
 
 /// A progress line of a long command (which pattern on which GPU, which Slurm job).
 pub(crate) fn progress(text: impl Display) {
-    eprintln!("{}", shown(&text.to_string()));
+    line(format_args!("{}", shown(&text.to_string())));
 }
 
 #[cfg(test)]

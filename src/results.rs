@@ -250,7 +250,8 @@ impl RowKey {
 pub struct Provenance {
     /// The coalprof version.
     pub coalprof: String,
-    /// `ncu`, `model`, or `import` (an existing report).
+    /// `ncu`, `model`, `sim`, `import` (an existing report), or under `--slurm` the
+    /// `--backend` the run was given.
     pub backend: String,
     /// The ncu version that measured (or wrote the report).
     #[serde(default, skip_serializing_if = "Option::is_none")]

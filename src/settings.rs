@@ -290,7 +290,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     let out_base = |out: &Option<PathBuf>| crate::store::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => Settings::Patterns(PatternsSettings {
-            sizing: a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?,
+            sizing: a.size.as_deref().map(parse_size).transpose().map_err(|e| Error::usage(e.to_string()))?,
         }),
         Command::Run(a) => Settings::Run(run(a, out_base(&a.out), global, env)?),
         Command::Profile(a) => Settings::Profile(profile::settings(a, out_base(&a.out), env)?),
@@ -408,7 +408,8 @@ fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<Run
         _ => Sizing::default(),
     };
     let patterns = patterns(&a.patterns)?;
-    let sizing = a.size.as_deref().map(parse_size).transpose().map_err(Error::usage)?.unwrap_or(default_size);
+    let sizing =
+        a.size.as_deref().map(parse_size).transpose().map_err(|e| Error::usage(e.to_string()))?.unwrap_or(default_size);
     // Variant names can depend on the size (the reuse pattern's sequence lengths scale with it).
     let variants = only_variants(&a.variant, &patterns, backend, sizing)?;
     Ok(RunSettings {

@@ -43,19 +43,10 @@ pub enum By {
 }
 
 impl Format {
-    /// The `--format` value, for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Markdown => "markdown",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Html => "html",
-            Format::Bencher => "bencher",
-            Format::GithubBenchmark => "github-benchmark",
-            Format::GithubBenchmarkBigger => "github-benchmark-bigger",
-            Format::Svg => "svg",
-        }
+    /// The `--format` value, for messages: the name clap's `ValueEnum` derive gives it.
+    pub fn name(self) -> String {
+        let value = clap::ValueEnum::to_possible_value(&self).expect("no format is skipped by `--format`");
+        value.get_name().to_string()
     }
 
     /// The usage error for a format `command` does not write.

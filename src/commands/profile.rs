@@ -126,7 +126,7 @@ fn simulated(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         }
         None => s.program.clone(),
     };
-    let cuda = sim.toolkit_for(&program).map_err(Error::usage)?;
+    let cuda = sim.toolkit_for(&program)?;
     let p = Program {
         exe: &program,
         args: &s.args,
@@ -164,7 +164,7 @@ fn simulated(common: &Common, s: &ProfileSettings) -> Result<Exit> {
 /// The ranks' finished reports, renamed to `rank-N.ncu-rep`, in rank order. A report whose
 /// name has no number means the ranks did not have the variable set.
 fn rank_reports(dir: &RunDir, p: &PerRank) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(&dir.path).map_err(|e| Error::input(&dir.path, format!("cannot list: {e}")))?;
+    let entries = std::fs::read_dir(&dir.path).map_err(|e| Error::input_caused(&dir.path, "cannot list", e))?;
     let mut ranks: Vec<(u32, PathBuf)> = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();

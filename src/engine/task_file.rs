@@ -37,7 +37,7 @@ pub(crate) struct TaskFile {
 }
 
 fn functional() -> String {
-    SimMode::Functional.name().into()
+    SimMode::Functional.name()
 }
 
 impl RunSettings {
@@ -56,7 +56,7 @@ impl RunSettings {
             warmup: p.warmup,
             repeats: p.repeats,
             l2_fetch_bytes: self.l2_fetch_bytes,
-            sim_mode: p.sim_mode.name().into(),
+            sim_mode: p.sim_mode.name(),
             out: out.to_path_buf(),
             run_id: run_id.into(),
         }
@@ -66,8 +66,8 @@ impl RunSettings {
 impl TaskFile {
     /// Read `path` (exit 3 when it cannot be read or is not a task file).
     pub(crate) fn read(path: &Path) -> Result<TaskFile> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| Error::input(path, format!("not a coalprof task file: {e}")))
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input_caused(path, "cannot read", e))?;
+        serde_json::from_str(&text).map_err(|e| Error::input_caused(path, "not a coalprof task file", e))
     }
 
     /// The run settings of the task: one pattern, here (no `--gpus`, no `--slurm`).
@@ -77,9 +77,8 @@ impl TaskFile {
         let backend = (Backend::ALL.into_iter())
             .find(|b| b.name() == self.backend)
             .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
-        let sim_mode = (SimMode::ALL.into_iter())
-            .find(|m| m.name() == self.sim_mode)
-            .ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
+        let sim_mode =
+            SimMode::named(&self.sim_mode).ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
         Ok(RunSettings {
             patterns: vec![pattern],
             variants: self.variants,

@@ -39,8 +39,7 @@ pub struct Entry {
 
 /// Read a manifest; a bad line is an error naming the file and the line.
 pub fn read(path: &Path) -> Result<Vec<Entry>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read the manifest: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input_caused(path, "cannot read the manifest", e))?;
     parse(&text).map_err(|(line, msg)| Error::input(path, format!("line {line}: {msg}")))
 }
 

@@ -92,7 +92,7 @@ impl Baseline {
     /// Read a baseline; unreadable or malformed files are input errors (exit 3).
     pub(crate) fn load(path: &Path) -> Result<Baseline, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::input(path, format!("cannot read the baseline: {e}"))
+            Error::input_caused(path, "cannot read the baseline", e)
                 .with_hint(format!("create it with `coalprof baseline update <run> --baseline {}`", path.display()))
         })?;
         Baseline::parse(&text, path)
@@ -101,7 +101,7 @@ impl Baseline {
     /// Parse a baseline's text; `path` is for messages.
     pub(crate) fn parse(text: &str, path: &Path) -> Result<Baseline, Error> {
         let baseline: Baseline =
-            serde_json::from_str(text).map_err(|e| Error::input(path, format!("not a coalprof baseline: {e}")))?;
+            serde_json::from_str(text).map_err(|e| Error::input_caused(path, "not a coalprof baseline", e))?;
         if baseline.schema != SCHEMA {
             return Err(Error::input(
                 path,

@@ -40,23 +40,59 @@ pub struct Regress {
     pub increase: bool,
 }
 
+/// What is wrong with one value of a rule as written (its `regress`, its `match`, a metric
+/// glob); the rule's usage error says it after the rule's place.
+#[derive(Debug, thiserror::Error)]
+pub enum ValueError {
+    /// `regress` without `+` or `-`.
+    #[error("regress = \"{0}\" needs a sign and a percent, e.g. \"+5%\"")]
+    RegressSign(String),
+    /// `regress` without `%`.
+    #[error("regress = \"{0}\" needs a percent sign, e.g. \"+5%\"")]
+    RegressPercent(String),
+    /// `regress` whose number is no non-negative percentage.
+    #[error("regress = \"{text}\": `{number}` is not a non-negative percentage")]
+    RegressNumber {
+        /// The limit as written.
+        text: String,
+        /// Its number as written.
+        number: String,
+    },
+    /// A `match = "re:…"` that is no regular expression.
+    #[error("bad regex `{pattern}` in match: {why}")]
+    Regex {
+        /// The expression as written.
+        pattern: String,
+        /// Why it does not compile.
+        why: regex::Error,
+    },
+    /// A `match` glob that is no glob.
+    #[error("bad glob `{pattern}` in match: {why}")]
+    Glob {
+        /// The glob as written.
+        pattern: String,
+        /// Why it does not compile.
+        why: globset::ErrorKind,
+    },
+}
+
 impl Regress {
     /// Parse `"+5%"` / `"-2.5%"`; a missing sign or `%` is an error (no `'200%'` = 2x ambiguity).
-    pub fn parse(text: &str) -> Result<Regress, String> {
+    pub fn parse(text: &str) -> Result<Regress, ValueError> {
         let t = text.trim();
         let (increase, rest) = match t.chars().next() {
             Some('+') => (true, &t[1..]),
             Some('-') => (false, &t[1..]),
-            _ => return Err(format!("regress = \"{text}\" needs a sign and a percent, e.g. \"+5%\"")),
+            _ => return Err(ValueError::RegressSign(text.to_string())),
         };
         let Some(number) = rest.strip_suffix('%') else {
-            return Err(format!("regress = \"{text}\" needs a percent sign, e.g. \"+5%\""));
+            return Err(ValueError::RegressPercent(text.to_string()));
         };
         match number.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 && !number.trim().starts_with(['+', '-']) => {
                 Ok(Regress { fraction: v / 100.0, increase })
             }
-            _ => Err(format!("regress = \"{text}\": `{number}` is not a non-negative percentage")),
+            _ => Err(ValueError::RegressNumber { text: text.to_string(), number: number.to_string() }),
         }
     }
 
@@ -198,9 +234,9 @@ fn compile(index: usize, spec: RuleSpec, location: Location, directions: Arc<Dir
         None => format!("`{}`: [[gate]] rule #{index}", location.file.display()),
     };
     let bad = |msg: String| Error::usage(format!("{}: {msg}", at()));
-    let rows = compile_matcher(&spec.pattern).map_err(&bad)?;
+    let rows = compile_matcher(&spec.pattern).map_err(|e| bad(e.to_string()))?;
     let metrics = if is_glob(&spec.metric) {
-        Some(glob(&spec.metric).map_err(|e| bad(format!("metric `{}`: {e}", spec.metric)))?)
+        Some(glob(&spec.metric).map_err(|e| bad(format!("metric `{}`: {}", spec.metric, e.kind())))?)
     } else {
         None
     };
@@ -208,7 +244,7 @@ fn compile(index: usize, spec: RuleSpec, location: Location, directions: Arc<Dir
         return Err(bad("metric is empty".into()));
     }
     let regress = spec.regress.as_deref().map(Regress::parse).transpose().map_err(|e| {
-        bad(e)
+        bad(e.to_string())
             .with_hint("write the allowed change with its sign and unit: \"+5%\" fails on an increase of more than 5%")
     })?;
     for (name, v) in [("max", spec.max), ("min", spec.min), ("min_delta", spec.min_delta)] {
@@ -254,11 +290,12 @@ fn direction_of(directions: &Directions, metric: &str) -> Direction {
     directions.get(metric).copied().unwrap_or_default()
 }
 
-fn compile_matcher(pattern: &str) -> Result<Matcher, String> {
+fn compile_matcher(pattern: &str) -> Result<Matcher, ValueError> {
     if let Some(re) = pattern.strip_prefix("re:") {
-        Regex::new(re).map(Matcher::Regex).map_err(|e| format!("bad regex `{re}` in match: {e}"))
+        Regex::new(re).map(Matcher::Regex).map_err(|why| ValueError::Regex { pattern: re.to_string(), why })
     } else {
-        glob(pattern).map(Matcher::Glob).map_err(|e| format!("bad glob `{pattern}` in match: {e}"))
+        (glob(pattern).map(Matcher::Glob))
+            .map_err(|e| ValueError::Glob { pattern: pattern.to_string(), why: e.kind().clone() })
     }
 }
 
@@ -266,13 +303,12 @@ fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
 
-fn glob(pattern: &str) -> Result<LazyGlob, String> {
+fn glob(pattern: &str) -> Result<LazyGlob, globset::Error> {
     GlobBuilder::new(pattern)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
         .map(|glob| LazyGlob { glob, matcher: OnceLock::new() })
-        .map_err(|e| e.kind().to_string())
 }
 
 /// The settings that apply to one (row, metric) after every matching rule, later ones winning key

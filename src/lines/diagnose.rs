@@ -1,4 +1,4 @@
-//! What the numbers of one row say, in the words of the coalescing lesson: which waste it is,
+//! What the numbers of one row say, in coalescing's own terms: which waste it is,
 //! why it happens, and the fix. Pure: counters in, a [`Finding`] out.
 //!
 //! A warp's 32 lanes reading `b` bytes each ideally touch `b` 32-byte sectors per request
@@ -178,7 +178,7 @@ fn global(n: &Numbers, op: Op) -> Option<Finding> {
         };
         return Some(Finding { waste: None, text });
     }
-    // Coalesced, but narrow and repeated: the lesson's "vectorise".
+    // Coalesced, but narrow and repeated: the fix is to vectorise.
     if n.access_bytes.is_some_and(|b| b < 16) && (n.in_loop || n.instructions >= 4) && op != Op::GlobalAtomic {
         let b = n.access_bytes.unwrap_or(4);
         return Some(Finding {

@@ -65,11 +65,6 @@ impl Op {
         matches!(self, Op::GlobalLoad | Op::GlobalStore | Op::GlobalAtomic | Op::Global)
     }
 
-    /// Whether it stores (the word a diagnosis uses: "stores", not "loads").
-    pub fn is_store(self) -> bool {
-        matches!(self, Op::GlobalStore | Op::SharedStore)
-    }
-
     /// Whether its requests are what the kernel's load and store request counters count
     /// (atomics have counters of their own).
     pub fn is_load_or_store(self) -> bool {

@@ -1,6 +1,6 @@
 //! Which line wastes the bandwidth: per-instruction counters of a report made with the
 //! `SourceCounters` section, attributed to SASS instructions and, through the cubin's line
-//! tables, to source lines; diagnosed in the lesson's words.
+//! tables, to source lines; diagnosed in coalescing's own terms.
 //!
 //! [`cubin`] reads the line tables of the cubin the native reader hands over in
 //! [`crate::parse::SourceCounters`]. [`report`] streams the launches into the per-line sums,

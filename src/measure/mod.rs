@@ -1,8 +1,8 @@
-//! `coalprof run`'s pipeline for the ncu backend, one pattern at a time: profile the pattern's
+//! `coalprof run`'s pipeline for the ncu backend, for one pattern: profile the pattern's
 //! executable under ncu (one process for all its variants), read the report (natively, through
 //! `import::open_report`), join it to the launch manifest, time the variants with CUDA events
-//! outside the profiler, derive, predict, and save. Each finished pattern is on disk before the
-//! next one starts. From records to rows a simulated pattern ([`sim`]) takes the same way,
+//! outside the profiler, derive and predict. Saving is the engine's (`engine::drive`, after every
+//! task), as is choosing where and how many patterns run at once. From records to rows a simulated pattern ([`sim`]) takes the same way,
 //! [`Rows::pattern_rows`].
 
 pub(crate) mod sim;
@@ -22,7 +22,7 @@ use crate::import::{open_report, read_error, Bounds, Content, Open, RepReader};
 
 use crate::metrics::Catalogue;
 use crate::model::{predicted_rows, ModelSettings};
-use crate::parse::csv::{self as ncu_csv, Keep};
+use crate::parse::csv::{self as ncu_csv, Keep, ParseError};
 use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{variants, Pattern, Sizing, Variant};
 use crate::results::{Metrics, Row, Source};
@@ -237,7 +237,7 @@ pub(crate) fn worst_lines(
 }
 
 /// Whether to collect per-instruction counters (`coalprof lines`): when this ncu has the
-/// SourceCounters section; otherwise say once that lines will not be attributed.
+/// SourceCounters section; otherwise warn, each time it is asked, that lines will not be attributed.
 pub(crate) fn source_counters(ncu: &Ncu) -> bool {
     let yes = ncu.has_section("SourceCounters");
     if !yes {
@@ -328,16 +328,15 @@ fn report_records(
         }
         Content::Csv { text, .. } => {
             let csv = dir.write(&format!("{stem}.csv"), text.as_bytes())?;
-            parse_records(&text, catalogue).map_err(|m| Error::input(csv, m))
+            parse_records(&text, catalogue).map_err(|e| Error::input(csv, e.to_string()))
         }
     }
 }
 
-fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, String> {
+fn parse_records(csv: &str, catalogue: &Catalogue) -> std::result::Result<Vec<LaunchRecord>, ParseError> {
     // Launch and device facts (the peak-bandwidth attributes too) are always kept by the parser.
     let keep = catalogue.ncu_names().into_keys().collect();
-    let records = ncu_csv::open(csv.as_bytes(), Keep::Only(keep)).map_err(|e| e.to_string())?;
-    records.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    ncu_csv::open(csv.as_bytes(), Keep::Only(keep))?.collect()
 }
 
 struct Device {

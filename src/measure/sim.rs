@@ -488,7 +488,7 @@ pub(crate) fn line_report(
 ) -> Result<crate::lines::LineReport> {
     let mut report: Option<crate::lines::LineReport> = None;
     for f in folders {
-        let run = crate::parse::gpgpusim::read_run(f).map_err(|e| Error::input(f, e))?;
+        let run = crate::parse::gpgpusim::read_run(f).map_err(|e| Error::input(f, e.to_string()))?;
         let names = demangled(&run, sim);
         let r = crate::lines::sim::build(sim_kernels(&run, &names), opts, catalogue, sources)?;
         match &mut report {

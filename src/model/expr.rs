@@ -30,7 +30,7 @@
 //!
 //! # Examples
 //!
-//! Seed 000, KV layout `[blocks, block_size, kv_heads, head_dim]`, thread `t` reads element `t`
+//! A paged KV cache, layout `[blocks, block_size, kv_heads, head_dim]`, thread `t` reads element `t`
 //! of head_dim 128, fp32:
 //!
 //! ```text

@@ -146,7 +146,7 @@ fn bank_conflicts_padding_and_transpose() {
     assert!(!m.contains_key("dram_amplification"), "bytes_read = 0");
 }
 
-/// Seed 001's last lesson, counted from the kernels' own arithmetic (`Spec::Attention`): tiles
+/// Attention's reuse (naive, quadratic, flash, staged), counted from the kernels' own arithmetic (`Spec::Attention`): tiles
 /// of 64 rows of d = 64 floats (256 B), so a tile is 64 × 256 B = 512 sectors.
 #[test]
 fn seed_001_reuse_naive_quadratic_flash_linear_staging_no_gain() {
@@ -341,7 +341,7 @@ fn gather_fast_paths_at_default_size() {
 }
 
 /// A prediction's metrics with every derived metric added by the frame module, as every output
-/// shows them (the model's tests check the lessons' numbers on these).
+/// shows them (the model's tests check their numbers on these).
 pub(crate) fn derived(p: &Prediction) -> Metrics {
     let derivation = crate::frame::Derivation::new(&crate::metrics::Catalogue::builtin()).expect("built-in formulas");
     let mut rows = [Row { metrics: p.metrics.clone(), ..Row::new("k", Source::Predicted) }];

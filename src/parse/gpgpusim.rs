@@ -7,7 +7,7 @@
 //! process, so a kernel's counters are the sum over the lines of its body.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// One line of `gpgpu_inst_stats.txt`: `FILE LINE : count latency dram_traffic
@@ -347,14 +347,31 @@ pub struct SimRun {
     pub elapsed: Duration,
 }
 
+/// Why a simulation's folder cannot be read (the caller names the folder).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The statistics file is not there: no kernel ran.
+    #[error("there is no `{}`: did the program launch a kernel?", .0.display())]
+    NoStats(PathBuf),
+    /// The statistics file is there but malformed.
+    #[error("`{}`: {error}", path.display())]
+    Stats {
+        /// The statistics file.
+        path: PathBuf,
+        /// Its line at fault.
+        error: StatsError,
+    },
+}
+
 /// What a simulation left in its folder (`gpgpusim.log`, the statistics, the PTX), read again:
 /// how `lines` reads a run folder `profile --backend sim` saved.
-pub fn read_run(dir: &Path) -> Result<SimRun, String> {
+pub fn read_run(dir: &Path) -> Result<SimRun, RunError> {
     let log = std::fs::read_to_string(dir.join("gpgpusim.log")).unwrap_or_default();
     let stats_path = dir.join(STATS_FILE);
-    let text = std::fs::read_to_string(&stats_path)
-        .map_err(|_| format!("there is no `{}`: did the program launch a kernel?", stats_path.display()))?;
-    let stats = parse_inst_stats(&text).map_err(|e| format!("`{}`: {e}", stats_path.display()))?;
+    let Ok(text) = std::fs::read_to_string(&stats_path) else {
+        return Err(RunError::NoStats(stats_path));
+    };
+    let stats = parse_inst_stats(&text).map_err(|error| RunError::Stats { path: stats_path, error })?;
     let ptx = read_ptx(dir, &stats);
     Ok(SimRun { launches: launches(&log), log, stats, ptx, elapsed: Duration::ZERO })
 }

@@ -1,14 +1,14 @@
 //! ncu output → typed launch records. Nothing downstream sees a raw string from ncu.
 //!
 //! [`csv`] streams the CSV pages (raw, details, per-kernel summary) of every ncu version;
-//! `diagnose` explains an input that holds no results (a log, a text report, a binary file);
+//! `no_results` explains an input that holds no results (a log, a text report, a binary file);
 //! [`units`] converts every value to its base unit; [`ncu_rep`] reads `.ncu-rep` reports
 //! natively, into the same records plus each launch's [`SourceCounters`].
 
 pub mod csv;
-mod diagnose;
 pub mod gpgpusim;
 pub mod ncu_rep;
+mod no_results;
 pub mod source_metrics;
 pub mod units;
 
@@ -128,7 +128,7 @@ pub struct SourceCounters {
     /// launch's functions (so they cannot be attributed); empty when all were placed.
     pub unplaced: Vec<Arc<str>>,
     /// Instanced metrics by name (`memory_l2_theoretical_sectors_global`, `inst_executed`, …): (absolute PC, value).
-    #[allow(clippy::type_complexity)] // the shape the per-line attribution (#13) is written against
+    #[allow(clippy::type_complexity)] // the shape the per-line attribution (`lines/`) is written against
     pub instanced: Vec<(Arc<str>, Vec<(u64, f64)>)>,
     /// The module's cubin (an ELF), from `SourceData.Binary`, resolved through references to earlier blocks.
     pub cubin: Option<Arc<[u8]>>,

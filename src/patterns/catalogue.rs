@@ -17,7 +17,7 @@ const BLOCK: u32 = 256;
 const BYTES_PER_THREAD: u64 = 16;
 /// Seed of the documented hash behind gather indices.
 const SEED: u32 = 0x5eed;
-/// KV-cache shape of the lesson's decode-attention case: head_dim 128, block_size 16, 8 KV heads.
+/// KV-cache shape of the decode-attention patterns: head_dim 128, block_size 16, 8 KV heads.
 const KV_HEAD_DIM: u64 = 128;
 const KV_BLOCK_SIZE: u64 = 16;
 const KV_HEADS: u64 = 8;
@@ -31,13 +31,32 @@ pub struct Sizing {
     pub bytes: u64,
 }
 
+/// Why a `--size` is no size (the settings make it a usage error, its text the message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// No number in front.
+    #[error("`{0}` is not a size (e.g. `1G`, `64M`, `4096`)")]
+    NotASize(String),
+    /// A unit that is none of K, M, G, KB, MB, GB.
+    #[error("`{unit}` in `{size}` is not a size unit (K, M, G, KB, MB, GB)")]
+    Unit {
+        /// The unit as written.
+        unit: String,
+        /// The whole size as written.
+        size: String,
+    },
+    /// Below 4 KiB, or more bytes than a `u64` holds.
+    #[error("size `{0}` must be between 4 KiB and 16 EiB")]
+    Range(String),
+}
+
 /// `--size`: `1G`, `64M`, `512K` (binary multiples, as `GiB`), `1GB` (decimal), or plain bytes;
 /// the error says what is wrong (the settings make it a usage error).
-pub fn parse_size(s: &str) -> Result<Sizing, String> {
+pub fn parse_size(s: &str) -> Result<Sizing, SizeError> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. `1G`, `64M`, `4096`)"))?;
+    let n: u64 = num.parse().map_err(|_| SizeError::NotASize(s.to_string()))?;
     let mult: u64 = match unit.trim() {
         "" | "B" => 1,
         "K" | "KiB" => 1 << 10,
@@ -46,12 +65,9 @@ pub fn parse_size(s: &str) -> Result<Sizing, String> {
         "KB" => 1_000,
         "MB" => 1_000_000,
         "GB" => 1_000_000_000,
-        other => return Err(format!("`{other}` in `{s}` is not a size unit (K, M, G, KB, MB, GB)")),
+        other => return Err(SizeError::Unit { unit: other.to_string(), size: s.to_string() }),
     };
-    let bytes = n
-        .checked_mul(mult)
-        .filter(|&b| b >= 4096)
-        .ok_or_else(|| format!("size `{s}` must be between 4 KiB and 16 EiB"))?;
+    let bytes = n.checked_mul(mult).filter(|&b| b >= 4096).ok_or_else(|| SizeError::Range(s.to_string()))?;
     Ok(Sizing { bytes })
 }
 
@@ -339,7 +355,7 @@ mod tests {
         assert_eq!(parse_size("1GB").unwrap().bytes, 1_000_000_000);
         assert_eq!(parse_size("8192").unwrap().bytes, 8192);
         assert!(parse_size("12").is_err());
-        assert!(parse_size("1T").is_err());
+        assert_eq!(parse_size("1T").unwrap_err().to_string(), "`T` in `1T` is not a size unit (K, M, G, KB, MB, GB)");
         assert!(parse_size("x").is_err());
     }
 

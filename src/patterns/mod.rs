@@ -9,7 +9,7 @@
 mod catalogue;
 mod spec;
 
-pub use catalogue::{parse_size, sim_variants, variants, Sizing};
+pub use catalogue::{parse_size, sim_variants, variants, SizeError, Sizing};
 #[cfg(test)]
 pub(crate) use spec::Dtype;
 pub(crate) use spec::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
@@ -81,7 +81,7 @@ impl Pattern {
         self.name().replace('-', "_")
     }
 
-    /// What the pattern shows, in one line (the lessons' words).
+    /// What the pattern shows, in one line.
     pub fn lesson(self) -> &'static str {
         match self {
             Pattern::Coalesced => "out[i] = in[i] * 2: 4 sectors/request, the bandwidth a good copy reaches",

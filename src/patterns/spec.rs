@@ -70,12 +70,12 @@ impl Dtype {
 /// `D` head_dim, `x = 16 / sizeof(dtype)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub(crate) enum KvLayout {
-    /// `[B, S, H, D]` (FlashAttention's paged layout; the lesson's first layout).
+    /// `[B, S, H, D]` (FlashAttention's paged layout).
     /// Element of (b, o, h, d) at `((b * S + o) * H + h) * D + d`.
     Nhd,
     /// `[B, H, S, D]` (FlashInfer's "HND"): `((b * H + h) * S + o) * D + d`.
     Hnd,
-    /// `[B, H, D, S]` (the lesson's second layout, head_dim before block_size):
+    /// `[B, H, D, S]` (head_dim before block_size):
     /// `((b * H + h) * D + d) * S + o`.
     Hdn,
     /// vLLM's split K layout `[B, H, D/x, S, x]`: `(((b * H + h) * (D/x) + d / x) * S + o) * x + d % x`.

@@ -1,5 +1,6 @@
-//! Exporters: one file per output format behind one small trait. Every format renders the same
-//! [`Results`]; the terminal table, markdown and CSV share the column model in `columns`.
+//! Exporters: one file per output format behind one small trait. Each report type (results,
+//! lines, history, a comparison, a check) has one function here that picks its format's
+//! renderer; results' terminal table, markdown and CSV share the column model in `columns`.
 
 mod benchmark;
 mod columns;

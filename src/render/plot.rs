@@ -182,32 +182,33 @@ pub(crate) fn plots(results: &Results) -> Result<Vec<Plot>> {
         let Some(p) = p else { continue };
         for kind in kinds(p, &rows) {
             let file = file_name(p, kind);
-            let svg = draw(p, &rows, kind).map_err(|e| Error::write(&file, std::io::Error::other(e)))?;
+            let svg = draw(p, &rows, kind).map_err(|e| Error::write(&file, e))?;
             out.push(Plot { pattern: p.to_string(), file, svg });
         }
     }
     Ok(out)
 }
 
-type DrawResult<T> = std::result::Result<T, String>;
+/// A drawing's failure is the plot file's write error (plotters' SVG backend writes into a string).
+type DrawResult<T> = std::result::Result<T, std::io::Error>;
 
 fn draw(pattern: &str, rows: &[&Row], kind: Kind) -> DrawResult<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(text)?;
+        root.fill(&WHITE).map_err(drawing)?;
         match (sweep(pattern), kind) {
             (Some(s), _) => draw_sweep(&root, pattern, &s, rows, kind)?,
             (None, _) if pattern == "reuse" => draw_reuse(&root, rows)?,
             (None, _) => draw_bars(&root, pattern, rows)?,
         }
-        root.present().map_err(text)?;
+        root.present().map_err(drawing)?;
     }
     Ok(svg)
 }
 
-fn text(e: impl std::fmt::Display) -> String {
-    e.to_string()
+fn drawing(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
 }
 
 /// What the values are: the words in every title.
@@ -235,7 +236,7 @@ fn frame<'a>(
     title: &str,
     legend: &[(String, Swatch)],
 ) -> DrawResult<DrawingArea<SVGBackend<'a>, Shift>> {
-    let body = root.titled(title, (FONT, 19).into_font().color(&BLACK)).map_err(text)?;
+    let body = root.titled(title, (FONT, 19).into_font().color(&BLACK)).map_err(drawing)?;
     let (strip, body) = body.split_vertically(22);
     let font = (FONT, 15).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
     // Right-aligned, estimating 6.6 px per character (plotters draws a size-15 font at 12 px).
@@ -249,8 +250,8 @@ fn frame<'a>(
             Swatch::Bar(c) => strip.draw(&Rectangle::new([(x + 2, y - 5), (x + 16, y + 5)], c.filled())),
             Swatch::Tick(c) => strip.draw(&PathElement::new(vec![(x + 9, y - 7), (x + 9, y + 7)], c.stroke_width(2))),
         }
-        .map_err(text)?;
-        strip.draw(&Text::new(label.clone(), (x + 24, y), font.clone())).map_err(text)?;
+        .map_err(drawing)?;
+        strip.draw(&Text::new(label.clone(), (x + 24, y), font.clone())).map_err(drawing)?;
         x += w;
     }
     Ok(body)
@@ -380,18 +381,20 @@ fn draw_sweep(
             let mut chart = $chart;
             house_mesh(chart.configure_mesh().x_desc(s.axis).y_desc(y_desc).y_label_formatter(&y_fmt))
                 .draw()
-                .map_err(text)?;
+                .map_err(drawing)?;
             if let Some(i) = ideal {
                 chart
                     .draw_series(std::iter::once(PathElement::new(vec![(lo, i), (hi, i)], IDEAL.stroke_width(1))))
-                    .map_err(text)?;
+                    .map_err(drawing)?;
             }
             if !pred.is_empty() {
-                chart.draw_series(LineSeries::new(pred.iter().copied(), PREDICTED.stroke_width(2))).map_err(text)?;
-                chart.draw_series(pred.iter().map(|&p| TriangleMarker::new(p, 4, PREDICTED.filled()))).map_err(text)?;
+                chart.draw_series(LineSeries::new(pred.iter().copied(), PREDICTED.stroke_width(2))).map_err(drawing)?;
+                chart
+                    .draw_series(pred.iter().map(|&p| TriangleMarker::new(p, 4, PREDICTED.filled())))
+                    .map_err(drawing)?;
             }
             if !meas.is_empty() {
-                chart.draw_series(meas.iter().map(|&p| Circle::new(p, 5, MEASURED.filled()))).map_err(text)?;
+                chart.draw_series(meas.iter().map(|&p| Circle::new(p, 5, MEASURED.filled()))).map_err(drawing)?;
             }
         }};
     }
@@ -402,13 +405,13 @@ fn draw_sweep(
                 Keyed { inner: LogCoord::from((lo / 1.3..hi * 1.3).log_scale().base(2.0)), ticks },
                 0.0..ymax,
             )
-            .map_err(text)?;
+            .map_err(drawing)?;
         plot_on!(chart);
     } else {
         let pad = ((hi - lo) * 0.04).max(0.5);
         let chart = builder
             .build_cartesian_2d(Keyed { inner: RangedCoordf64::from(lo - pad..hi + pad), ticks }, 0.0..ymax)
-            .map_err(text)?;
+            .map_err(drawing)?;
         plot_on!(chart);
     }
     Ok(())
@@ -500,18 +503,18 @@ fn draw_reuse(root: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Row]) -> DrawR
             Keyed { inner: LogCoord::from((xlo / 1.3..xhi * 1.3).log_scale().base(2.0)), ticks: xticks },
             Keyed { inner: LogCoord::from((ylo..yhi).log_scale()), ticks: yticks },
         )
-        .map_err(text)?;
+        .map_err(drawing)?;
     house_mesh(
         chart.configure_mesh().x_desc("sequence length S (log2 axis)").y_desc("DRAM bytes, read + written (log axis)"),
     )
     .draw()
-    .map_err(text)?;
+    .map_err(drawing)?;
     for (_, color, meas, pred) in &series {
         if !pred.is_empty() {
-            chart.draw_series(LineSeries::new(pred.iter().copied(), color.stroke_width(2))).map_err(text)?;
-            chart.draw_series(pred.iter().map(|&p| TriangleMarker::new(p, 4, color.filled()))).map_err(text)?;
+            chart.draw_series(LineSeries::new(pred.iter().copied(), color.stroke_width(2))).map_err(drawing)?;
+            chart.draw_series(pred.iter().map(|&p| TriangleMarker::new(p, 4, color.filled()))).map_err(drawing)?;
         }
-        chart.draw_series(meas.iter().map(|&p| Circle::new(p, 5, color.filled()))).map_err(text)?;
+        chart.draw_series(meas.iter().map(|&p| Circle::new(p, 5, color.filled()))).map_err(drawing)?;
     }
     Ok(())
 }
@@ -562,8 +565,10 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
         .x_label_area_size(44)
         .y_label_area_size((longest * 7 + 20).clamp(60, 250))
         .build_cartesian_2d(0.0..xmax, Keyed { inner: RangedCoordf64::from(-pad..n as f64 + pad), ticks })
-        .map_err(text)?;
-    house_mesh(chart.configure_mesh().x_desc(axis).x_label_formatter(&x_fmt).disable_y_mesh()).draw().map_err(text)?;
+        .map_err(drawing)?;
+    house_mesh(chart.configure_mesh().x_desc(axis).x_label_formatter(&x_fmt).disable_y_mesh())
+        .draw()
+        .map_err(drawing)?;
 
     // Two bars share a band when both sides exist: measured above, predicted below.
     let both = has_m && has_p;
@@ -579,12 +584,14 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
         };
         for (v, color, y0, y1) in slots {
             let Some(v) = v else { continue };
-            chart.draw_series(std::iter::once(Rectangle::new([(0.0, y0), (v, y1)], color.filled()))).map_err(text)?;
+            chart
+                .draw_series(std::iter::once(Rectangle::new([(0.0, y0), (v, y1)], color.filled())))
+                .map_err(drawing)?;
             chart
                 .draw_series(std::iter::once(
                     EmptyElement::at((v, (y0 + y1) / 2.0)) + Text::new(num(v), (5, 0), value_font.clone()),
                 ))
-                .map_err(text)?;
+                .map_err(drawing)?;
         }
         if let Some(t) = ideal {
             chart
@@ -592,7 +599,7 @@ fn draw_bars(root: &DrawingArea<SVGBackend<'_>, Shift>, pattern: &str, rows: &[&
                     vec![(*t, b + 0.04), (*t, b + 0.96)],
                     IDEAL.stroke_width(2),
                 )))
-                .map_err(text)?;
+                .map_err(drawing)?;
         }
     }
     Ok(())
@@ -682,8 +689,6 @@ mod tests {
         Results::new(prov, rows)
     }
 
-    /// The plot `file` of `results`; with `COALPROF_PLOT_DIR` set, every plot is also written
-    /// there (`<dir>/<test>-<file>`) to be looked at.
     /// The contents of the SVG's `<text>` elements, trimmed.
     fn texts(svg: &str) -> Vec<String> {
         svg.split("<text")
@@ -696,6 +701,8 @@ mod tests {
         texts(svg).iter().filter(|t| *t == text).count()
     }
 
+    /// The plot `file` of `results`; with `COALPROF_PLOT_DIR` set, every plot is also written
+    /// there (`<dir>/<test>-<file>`) to be looked at.
     #[allow(clippy::disallowed_methods)] // a test's debugging aid: where to drop the SVGs to look at
     fn svg_of(results: &Results, file: &str) -> String {
         let all = plots(results).unwrap();

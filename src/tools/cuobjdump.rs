@@ -8,6 +8,9 @@ use std::time::Duration;
 use super::process::{run_sync, Cmd};
 use super::ToolError;
 
+/// SASS text by kernel function name.
+pub type Sass = BTreeMap<String, String>;
+
 /// A located `cuobjdump`.
 #[derive(Debug, Clone)]
 pub struct Cuobjdump {
@@ -17,7 +20,7 @@ pub struct Cuobjdump {
 
 impl Cuobjdump {
     /// SASS text per kernel function of `exe`.
-    pub fn sass(&self, exe: &Path) -> Result<BTreeMap<String, String>, ToolError> {
+    pub fn sass(&self, exe: &Path) -> Result<Sass, ToolError> {
         // cuobjdump runs nvdisasm, which lives beside it, and nothing else: its folder is the
         // whole PATH it needs (not the caller's, which only the settings layer reads).
         let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();

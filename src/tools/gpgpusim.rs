@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::nvcc::Nvcc;
 use super::process::{run_sync, Captured, Cmd};
 use super::ToolError;
+use crate::error::Error;
 
 /// The GPU configuration every simulation runs with (`configs/tested-cfgs/SM7_QV100`): a V100,
 /// whose sectors and requests follow the 32-byte-sector rules of every GPU since sm_70.
@@ -38,15 +39,15 @@ pub enum SimMode {
 }
 
 impl SimMode {
-    /// Both, in the order `--sim-mode` lists them.
-    pub const ALL: [SimMode; 2] = [SimMode::Functional, SimMode::Timing];
+    /// `functional` or `timing`: the name `--sim-mode` takes, as clap's `ValueEnum` derive gives it.
+    pub fn name(self) -> String {
+        let value = clap::ValueEnum::to_possible_value(&self).expect("no mode is skipped by `--sim-mode`");
+        value.get_name().to_string()
+    }
 
-    /// `functional` or `timing`, as `--sim-mode` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SimMode::Functional => "functional",
-            SimMode::Timing => "timing",
-        }
+    /// The mode `--sim-mode` takes as `name` (what [`SimMode::name`] gives), if there is one.
+    pub fn named(name: &str) -> Option<SimMode> {
+        clap::ValueEnum::from_str(name, false).ok()
     }
 
     /// The value of `PTX_SIM_MODE_FUNC`, which the simulator reads at every launch and which
@@ -144,14 +145,14 @@ impl GpgpuSim {
     /// program cannot run in it, naming the command that rebuilds it: the CUDA 11.8 toolkit
     /// for a CUDA ≤ 11 program (or one that cannot be told: a script that starts it), a CUDA
     /// 12+ toolkit for a CUDA 12 or 13 one; never a program with the runtime linked in.
-    pub fn toolkit_for(&self, program: &Path) -> Result<PathBuf, String> {
+    pub fn toolkit_for(&self, program: &Path) -> crate::error::Result<PathBuf> {
         let p = program.display();
         let version = match runtime(program) {
             Runtime::Static => {
-                return Err(format!(
+                return Err(Error::usage(format!(
                     "`{p}` links the CUDA runtime statically (nvcc's default), so GPGPU-Sim cannot take its place: \
                      rebuild it with `-cudart shared` (with CUDA 11.8: `{REBUILD}`)"
-                ))
+                )))
             }
             Runtime::Shared(v) => v,
             Runtime::Unknown => return Ok(self.cuda.clone()),
@@ -162,32 +163,32 @@ impl GpgpuSim {
         }
         let needs = format!("`{p}` is built with CUDA {major} (it loads libcudart.so.{version})");
         if major > NEWEST_CUDA {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "{needs}; GPGPU-Sim's runtime stands in for CUDA {NEWEST_CUDA} at most: rebuild it with `{REBUILD}`"
-            ));
+            )));
         }
         if !self.version().contains(CUDA12_PATCH) {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "{needs}, and the GPGPU-Sim in `{}` predates CUDA 12 support: run `coalprof setup sim` again, \
                  or rebuild the program with `{REBUILD}`",
                 self.root.display()
-            ));
+            )));
         }
         let found = self.newer.as_ref().map(|t| (t, Nvcc { path: t.join("bin/nvcc") }.version()));
         match found {
             Some((t, Ok(v))) if v.split('.').next().and_then(|m| m.parse::<u32>().ok()) >= Some(major) => Ok(t.clone()),
-            Some((t, v)) => Err(format!(
+            Some((t, v)) => Err(Error::usage(format!(
                 "{needs}, but the CUDA toolkit beside coalprof's nvcc (`{}`, {}) is older: the simulator reads \
                  the program's fatbin and PTX with that toolkit's `cuobjdump` and `ptxas`; point `--nvcc` at a \
                  CUDA {major}+ nvcc, or rebuild the program with `{REBUILD}`",
                 t.display(),
                 v.map_or_else(|e| e.to_string(), |v| format!("CUDA {v}"))
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(Error::usage(format!(
                 "{needs}, and no CUDA {major}+ toolkit was found to read its fatbin and PTX (`cuobjdump`, `ptxas` \
                  beside nvcc; `scripts/install-tools.sh` puts one in `.tools/cuda-home`): install one, or rebuild \
                  the program with `{REBUILD}`"
-            )),
+            ))),
         }
     }
 
@@ -307,6 +308,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_modes_name_is_the_one_sim_mode_takes_and_names_it_back() {
+        use clap::ValueEnum;
+        let names: Vec<String> = SimMode::value_variants().iter().map(|m| m.name()).collect();
+        assert_eq!(names, ["functional", "timing"]);
+        for &m in SimMode::value_variants() {
+            assert_eq!(SimMode::named(&m.name()), Some(m));
+        }
+        assert_eq!(SimMode::named("Timing"), None, "as exact as the task file always was");
+    }
+
+    #[test]
     fn a_missing_simulator_names_what_is_missing_and_the_install_script() {
         let dir = tempfile::tempdir().unwrap();
         let err = GpgpuSim::locate(&dir.path().join("sim"), &dir.path().join("cuda11")).unwrap_err();
@@ -324,6 +336,6 @@ mod tests {
         // This test binary links no CUDA runtime at all: nothing to say either.
         assert_eq!(runtime(&std::env::current_exe().unwrap()), Runtime::Unknown);
         let sim = GpgpuSim { root: dir.path().into(), cuda: dir.path().join("cuda11"), newer: None };
-        assert_eq!(sim.toolkit_for(&script), Ok(dir.path().join("cuda11")), "run with the CUDA 11 toolkit");
+        assert_eq!(sim.toolkit_for(&script).unwrap(), dir.path().join("cuda11"), "run with the CUDA 11 toolkit");
     }
 }

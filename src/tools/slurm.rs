@@ -10,6 +10,9 @@ use std::time::Duration;
 use super::process::{run_sync, Captured, Cmd};
 use super::ToolError;
 
+/// Each job's state as `squeue` names it (`RUNNING`, `COMPLETED`, …), by job id.
+pub(crate) type JobStates = BTreeMap<u64, String>;
+
 /// The folder holding `sbatch` and its siblings.
 #[derive(Debug, Clone)]
 pub(crate) struct Slurm {
@@ -57,7 +60,7 @@ impl Slurm {
 
     /// `squeue` over `ids`, every state Slurm still remembers: id → state. Jobs it has
     /// forgotten are absent.
-    pub(crate) fn squeue(&self, ids: &[u64]) -> Result<BTreeMap<u64, String>, ToolError> {
+    pub(crate) fn squeue(&self, ids: &[u64]) -> Result<JobStates, ToolError> {
         let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         let c = self.cmd("squeue").args(["--noheader", "--states=all", "--format=%i|%T"]).arg(format!("--jobs={list}"));
         let out = run_sync(&c, None)?;

@@ -3,7 +3,8 @@
 //! graph is exactly the one ARCHITECTURE.md draws (its `module-graph` block), no arrow of it
 //! points up ARCHITECTURE.md's `layers`, the longest chain of top-level imports is at most 10
 //! rooms, every file says what it is for in a `//!` line, every file ARCHITECTURE.md names
-//! (its recipes, its room table) is there, and one function opens reports.
+//! (its recipes, its room table) is there, one function opens reports, and no function's error
+//! is a `String`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,9 +42,13 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// The code of a file without comments and without its unit tests (a test may use anything).
+/// The code of a file without comments and without its unit tests (a test may use anything):
+/// the file is cut at its first inline test module (`#[cfg(test)]` then `mod tests {` or `mod
+/// proptests {`), which by custom ends it. A declaration (`mod tests;`) cuts nothing: its file,
+/// `tests.rs`, is left out of the scan, and the code after the declaration is the module's own.
 fn code(text: &str) -> String {
-    let body = match text.find("#[cfg(test)]\nmod tests") {
+    let inline = ["#[cfg(test)]\nmod tests {", "#[cfg(test)]\nmod proptests {"];
+    let body = match inline.iter().filter_map(|m| text.find(m)).min() {
         Some(i) => &text[..i],
         None => text,
     };
@@ -108,6 +113,11 @@ fn paths(module: &[String], text: &str) -> Vec<Vec<String>> {
 type Graph = BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>>;
 
 fn graph() -> Graph {
+    graph_reading(&|f| std::fs::read_to_string(f).unwrap())
+}
+
+/// The graph as `graph` makes it, each file's text read by `read` (a test plants an arrow).
+fn graph_reading(read: &dyn Fn(&Path) -> String) -> Graph {
     let src = root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -115,7 +125,7 @@ fn graph() -> Graph {
     let mut g = Graph::new();
     for file in files.iter().filter(|f| f.file_name().is_some_and(|n| n != "tests.rs")) {
         let module = module_of(&src, file);
-        let text = code(&std::fs::read_to_string(file).unwrap());
+        let text = code(&read(file));
         for path in paths(&module, &text) {
             // The module a path lands in: its longest prefix that is a module.
             let Some(target) = (0..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains(p)) else {
@@ -274,7 +284,12 @@ fn layer_violations(layers: &[Vec<String>], graph: &BTreeMap<String, BTreeSet<St
 
 /// The top-level graph with every module in it, dependencies or not.
 fn top_level() -> BTreeMap<String, BTreeSet<String>> {
-    let mut g = graph().remove(&Vec::new()).unwrap_or_default();
+    top_level_reading(&|f| std::fs::read_to_string(f).unwrap())
+}
+
+/// The top-level graph as `top_level` makes it, each file's text read by `read`.
+fn top_level_reading(read: &dyn Fn(&Path) -> String) -> BTreeMap<String, BTreeSet<String>> {
+    let mut g = graph_reading(read).remove(&Vec::new()).unwrap_or_default();
     let src = root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -307,6 +322,33 @@ fn the_layer_check_fails_on_a_reversed_edge() {
     // A module no layer lists is named too.
     g.insert("newcomer".into(), BTreeSet::new());
     assert!(layer_violations(&layers, &g).iter().any(|v| v.starts_with("`newcomer` is in no layer")));
+}
+
+/// An arrow after an early `#[cfg(test)] mod tests;` declaration is seen: `src/model/mod.rs`
+/// declares its tests at the top, and an arrow planted at its end (to `commands`, the top
+/// layer) must make the drawn graph wrong and be named as an arrow up the layers.
+#[test]
+fn an_arrow_after_an_early_mod_tests_declaration_is_seen() {
+    let planted = root().join("src/model/mod.rs");
+    let original = std::fs::read_to_string(&planted).unwrap();
+    let declared = original.find("#[cfg(test)]\nmod tests;").expect("src/model/mod.rs declares `mod tests;`");
+    assert!(declared < original.len() / 2, "the declaration is early in the file, so the plant is after it");
+    let read = |f: &Path| {
+        let text = std::fs::read_to_string(f).unwrap();
+        if f == planted {
+            text + "\nfn planted() { crate::commands::stdout(); }\n"
+        } else {
+            text
+        }
+    };
+    let g = top_level_reading(&read);
+    assert!(g["model"].contains("commands"), "the planted arrow is seen: model → {:?}", g["model"]);
+    assert_ne!(g, documented(), "the drawn graph no longer matches");
+    let bad = layer_violations(&layers(), &g);
+    assert!(bad.iter().any(|v| v.starts_with("`model` (layer 2) → `commands`")), "{bad:?}");
+    // The same plant after an inline test module is test code, and cut.
+    let inline = "use crate::patterns::X;\n#[cfg(test)]\nmod tests {\n    use crate::commands::Y;\n}\n";
+    assert_eq!(paths(&["model".into()], &code(inline)), [vec!["patterns".to_string(), "X".into()]]);
 }
 
 /// The parsers are a leaf: outside `src/parse/` they use only modules that use nothing of the
@@ -459,4 +501,63 @@ fn reports_are_opened_in_one_place() {
     }
     assert!(files.len() > 50, "the walk found the sources: {}", files.len());
     assert!(openers.is_empty(), "reports opened outside `import::open_report`:\n{}", openers.join("\n"));
+}
+
+/// The `Result<_, String>`s of `text`'s code, one line each: a failure said as a string has no
+/// type to match on and no cause to chain.
+fn string_errors(text: &str) -> Vec<String> {
+    let code = code(text);
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let mut rest = line;
+        while let Some(at) = rest.find("Result<") {
+            // The error type: after the generic list's top-level comma, up to its closing `>`.
+            let (mut depth, mut comma) = (0usize, None);
+            let tail = &rest[at + "Result<".len()..];
+            let mut end = tail.len();
+            for (i, c) in tail.char_indices() {
+                match c {
+                    '<' | '(' => depth += 1,
+                    '>' | ')' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    '>' | ')' => depth -= 1,
+                    ',' if depth == 0 => comma = Some(i),
+                    _ => {}
+                }
+            }
+            if comma.is_some_and(|c| tail[c + 1..end].trim() == "String") {
+                out.push(line.trim().to_string());
+            }
+            rest = &tail[end.min(tail.len())..];
+        }
+    }
+    out
+}
+
+/// No fallible function of `src/` says its failure as a `String`: errors are the crate's
+/// `error::Error` or a typed error of the room (issue 42).
+#[test]
+fn no_result_has_a_string_error() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let found: Vec<String> = (files.iter())
+        .flat_map(|f| {
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            string_errors(&std::fs::read_to_string(f).unwrap()).into_iter().map(move |l| format!("{rel}: {l}"))
+        })
+        .collect();
+    assert!(files.len() > 50, "the walk found the sources");
+    assert!(found.is_empty(), "`Result<_, String>` in src/:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_string_error_check_can_fail() {
+    let text = "fn a() -> Result<Sizing, String> {}\nfn b() -> Result<BTreeMap<u64, String>, ToolError> {}\n\
+                type R<T> = std::result::Result<T, String>;\nfn c() -> Result<(), Error> {}";
+    assert_eq!(
+        string_errors(text),
+        ["fn a() -> Result<Sizing, String> {}", "type R<T> = std::result::Result<T, String>;"]
+    );
 }

@@ -13,6 +13,7 @@ mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod docs; // every console example of README.md and docs/ runs (trycmd)
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/
 mod faults;
+mod help; // help texts against behaviour where they state a fact
 mod history; // `coalprof history` over saved runs, and the commit each run records
 mod hostile; // names with newlines, workflow commands and terminal escapes stay text in every format
 mod html; // `--format html` pages opened in headless Chromium
@@ -26,6 +27,7 @@ mod lines_stream; // `lines::report` streaming equals the collecting path on eve
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod package; // what `cargo package` packs: every embedded file, no fixture
+mod pipes; // stdout and stderr closed pipes: each command exits with its own code, never aborts
 mod plots; // plots in a run folder, linked from results.md and `report --format markdown`
 mod profile;
 mod real_ncu;

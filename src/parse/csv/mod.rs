@@ -14,7 +14,7 @@ use std::sync::Arc;
 mod chunks;
 mod split;
 
-use super::diagnose::Scan;
+use super::no_results::Scan;
 use super::units::{self, Scale};
 use super::{parse_dims, LaunchRecord, Value};
 
