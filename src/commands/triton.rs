@@ -9,13 +9,17 @@ use crate::settings::{Common, TritonSettings};
 pub(crate) fn run(common: &Common, s: &TritonSettings) -> Result<Exit> {
     let (triton, _) = common.tools.triton()?;
     let doc = crate::triton::interpret(&triton, &common.cache, &s.request)?;
+    let mut sources = Sources::new(s.source_root.clone());
+    let report = crate::triton::line_report(&doc, &s.options, &common.catalogue, &mut sources)?;
     if let Some(dir) = &s.out {
         crate::store::write_output(&dir.join(crate::triton::DOC_FILE), pretty(&doc)?.as_bytes())?;
         let run = crate::triton::run_json(&doc, &s.request);
         crate::store::write_output(&dir.join("run.json"), pretty(&run)?.as_bytes())?;
+        let all = crate::lines::Options { top: None, ..crate::lines::Options::default() };
+        let whole = crate::triton::line_report(&doc, &all, &common.catalogue, &mut sources)?;
+        let results = crate::triton::results(&doc, &whole);
+        crate::store::write_output(&dir.join("results.json"), pretty(&results)?.as_bytes())?;
     }
-    let mut sources = Sources::new(s.source_root.clone());
-    let report = crate::triton::line_report(&doc, &s.options, &common.catalogue, &mut sources)?;
     if report.rows.is_empty() && doc.not_modelled.is_empty() {
         return Err(Error::nothing_matched(
             format!("`{}` has no global load or store that ran", doc.kernel),

@@ -348,6 +348,35 @@ pub fn run_json(doc: &Interpreted, request: &Request) -> Value {
     })
 }
 
+/// The `results.json` of a run folder: no kernel-level rows (the counts are per line), the
+/// provenance saying what interpreted them, and the worst lines, so `check RUN` reads it as any
+/// run and gates its line rows.
+pub fn results(doc: &Interpreted, report: &LineReport) -> crate::results::Results {
+    let cc = doc.target.trim_start_matches("cuda:");
+    let cc = match cc.len() {
+        3 => format!("{}.{}", &cc[..2], &cc[2..]),
+        _ => format!("{}.{}", &cc[..1], &cc[1..]),
+    };
+    let mut settings = std::collections::BTreeMap::new();
+    settings.insert("interpreted".into(), Value::from(true));
+    settings.insert("triton".into(), Value::from(doc.triton.clone()));
+    settings.insert("num_warps".into(), Value::from(doc.num_warps));
+    settings.insert("num_stages".into(), Value::from(doc.num_stages));
+    settings.insert("programs".into(), Value::from(doc.programs.run));
+    let provenance = crate::results::Provenance {
+        coalprof: env!("CARGO_PKG_VERSION").into(),
+        backend: "triton".into(),
+        compute_capability: Some(cc),
+        settings,
+        inputs: vec![doc.file.clone()],
+        ..Default::default()
+    };
+    let mut r = crate::results::Results::new(provenance, Vec::new());
+    r.notices = report.notices.clone();
+    r.worst_lines = crate::lines::gate::worst_lines(report, &|_| (None, None));
+    r
+}
+
 /// The engine's document of a run folder `coalprof triton --out` saved, if `path` is one.
 pub fn folder(path: &Path) -> Option<PathBuf> {
     let doc = path.join(DOC_FILE);
