@@ -83,11 +83,11 @@ def load_kernels(path: str) -> types.ModuleType:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise Failure(f"cannot read `{path}`: {e.strerror}")
+        raise Failure(f"cannot read it: {e.strerror}")
     try:
         tree = ast.parse(text, path)
     except SyntaxError as e:
-        raise Failure(f"`{path}` line {e.lineno}: syntax error: {e.msg}")
+        raise Failure(f"line {e.lineno}: syntax error: {e.msg}")
     body = []
     for node in tree.body:
         if _keep(node):
@@ -102,7 +102,7 @@ def load_kernels(path: str) -> types.ModuleType:
     try:
         exec(compile(tree, path, "exec"), module.__dict__)
     except Exception as e:  # an import or a constant of the file failed
-        raise Failure(f"`{path}`: its kernels cannot be loaded: {type(e).__name__}: {e}")
+        raise Failure(f"its kernels cannot be loaded: {type(e).__name__}: {e}")
     return module
 
 
@@ -110,7 +110,7 @@ def kernel_of(module: types.ModuleType, name: str, path: str):
     fn = module.__dict__.get(name)
     if fn is None or not hasattr(fn, "arg_names") and not hasattr(fn, "fn"):
         kernels = sorted(k for k, v in module.__dict__.items() if hasattr(v, "arg_names"))
-        raise Failure(f"no `@triton.jit` kernel `{name}` in `{path}` (it has: {', '.join(kernels) or 'none'})")
+        raise Failure(f"no `@triton.jit` kernel `{name}` here (it has: {', '.join(kernels) or 'none'})")
     return fn
 
 
@@ -554,7 +554,8 @@ def interpret(np, request, wait_compiled):
             why = {"atomic": "atomics", "cp.async": "pipelined `cp.async` loads (num_stages ≥ 2 with tl.dot)",
                    "tma": "TMA (tensor descriptors) makes no LSU requests"}.get(
                 op["kind"], f"a `{(op['layout_text'] or '?').split('<')[0]}` layout")
-            not_modelled[(line, op["kind"])] = {"file": file, "line": line, "op": op["kind"], "why": why}
+            name = "load" if op["kind"] in ("cp.async", "tma") and "load" in op["op"] or op["kind"] == "cp.async" else op["kind"]
+            not_modelled[(line, op["kind"])] = {"file": request["file"], "line": line, "op": name, "why": why}
             continue
         user_ops.setdefault(key, op)
 
@@ -607,7 +608,7 @@ def interpret(np, request, wait_compiled):
                 if bad:
                     near = min(ranges, key=lambda r: min(abs(bad[0] - r[0]), abs(bad[0] - r[1])))
                     off = (bad[0] - near[0]) // eb
-                    raise Failure(f"`{request['file']}` line {line}: the {kind} reaches outside every buffer "
+                    raise Failure(f"line {line}: the {kind} reaches outside every buffer "
                                   f"(element {off} of `{near[2]}`, which has {(near[1] - near[0]) // eb}): "
                                   "an unmasked access out of bounds, which a GPU would not survive either")
         key = (line, col, kind)

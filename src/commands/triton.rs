@@ -7,6 +7,10 @@ use crate::lines::source::Sources;
 use crate::settings::{Common, TritonSettings};
 
 pub(crate) fn run(common: &Common, s: &TritonSettings) -> Result<Exit> {
+    // The input first: a file that is not there is the input's fault whatever is installed.
+    if !s.request.file.is_file() {
+        return Err(Error::input(&s.request.file, "no such file (give `FILE.py::KERNEL`)"));
+    }
     let (triton, _) = common.tools.triton()?;
     let doc = crate::triton::interpret(&triton, &common.cache, &s.request)?;
     let mut sources = Sources::new(s.source_root.clone());

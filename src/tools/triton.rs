@@ -32,7 +32,8 @@ impl Triton {
         if out.status.success() {
             Ok(Triton { python: python.to_path_buf() })
         } else {
-            Err(ToolError::failed(format!("`{}` has no `triton` or `numpy`", python.display()), &cmd, &out))
+            Err(ToolError::failed(format!("`{}` has no `triton` or `numpy`", python.display()), &cmd, &out)
+                .with_hint("install them there (`python -m pip install triton numpy`; torch is not needed)"))
         }
     }
 
@@ -71,7 +72,13 @@ fn engine_file(cache: &Path) -> Result<PathBuf> {
     ENGINE.hash(&mut h);
     let path = cache.join("triton").join(format!("engine-{:016x}.py", h.finish()));
     if !path.is_file() {
-        crate::store::write_output(&path, ENGINE.as_bytes())?;
+        // Written beside and renamed, so a concurrent run never runs half a file.
+        let dir = path.parent().unwrap_or(cache);
+        let tmp = dir.join(format!(".engine-{}.tmp", std::process::id()));
+        std::fs::create_dir_all(dir)
+            .and_then(|_| std::fs::write(&tmp, ENGINE))
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| Error::write(&path, e))?;
     }
     Ok(path)
 }

@@ -252,9 +252,6 @@ pub struct Interpreted {
 
 /// Interpret `request` with the engine.
 pub fn interpret(triton: &crate::tools::triton::Triton, cache: &Path, request: &Request) -> Result<Interpreted> {
-    if !request.file.is_file() {
-        return Err(Error::input(&request.file, "no such file"));
-    }
     let json = serde_json::to_string(request).map_err(|e| Error::encoding("JSON", e))?;
     let out = triton.run(cache, &request.file, &json)?;
     serde_json::from_str(&out).map_err(|e| Error::Internal(format!("the Triton engine's output is not its JSON: {e}")))
