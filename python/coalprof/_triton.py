@@ -253,8 +253,16 @@ def compile_kernel(request):
             args.append(meta[n])
         elif a is None:
             raise Failure(f"`{request['kernel']}` needs `--arg {n}=…`", USAGE)
-        elif a["kind"] in ("tensor", "npy"):
-            args.append(_Arg(DTYPES.get(a.get("dtype", "f32"), ("float32", 4))[0] if a["kind"] == "tensor" else a["np_dtype"], ALIGN * 1024))
+        elif a["kind"] == "tensor":
+            args.append(_Arg(DTYPES[a["dtype"]][0] if a["dtype"] in DTYPES else "float32", ALIGN * 1024))
+        elif a["kind"] == "npy":
+            import numpy
+
+            try:
+                dtype = numpy.load(a["path"], mmap_mode="r", allow_pickle=False).dtype.name
+            except Exception as e:
+                raise Failure(f"`--arg {n}=@{a['path']}`: not a readable .npy file: {e}")
+            args.append(_Arg(dtype, ALIGN * 1024))
         elif a["kind"] == "int":
             args.append(int(a["value"]))
         else:

@@ -84,7 +84,8 @@ fn interpreted_lines(common: &Common, s: &LinesSettings, docs: &[PathBuf]) -> Re
     let mut sources = Sources::new(s.source_root.clone());
     let mut all = crate::lines::LineReport::empty();
     for d in docs {
-        let r = crate::triton::line_report(&crate::triton::read_folder(d)?, &s.options, &common.catalogue, &mut sources)?;
+        let r =
+            crate::triton::line_report(&crate::triton::read_folder(d)?, &s.options, &common.catalogue, &mut sources)?;
         all.rows.extend(r.rows);
         all.notices.extend(r.notices);
         all.arch = all.arch.take().or(r.arch);

@@ -38,7 +38,7 @@ pub(crate) fn run(common: &Common, s: &TritonSettings) -> Result<Exit> {
         super::write_sarif(path, &report, &|_| "warning")?;
     }
     if let Some(dir) = &s.out {
-        crate::messages::note(&format!("saved {} (`coalprof lines {0}`, `coalprof check {0}`)", dir.display()));
+        crate::messages::note(format!("saved {} (`coalprof lines {0}`, `coalprof check {0}`)", dir.display()));
     }
     Ok(Exit::Ok)
 }

@@ -69,7 +69,8 @@ pub fn build(
             }
         }
         let total: f64 = keyed.values().filter_map(|(c, _)| c.excess_sectors).sum();
-        let id = RowId { kernel: k.kernel.clone(), rank: None, launch: None, launches: 1, grid: k.grid, block: k.block };
+        let id =
+            RowId { kernel: k.kernel.clone(), rank: None, launch: None, launches: 1, grid: k.grid, block: k.block };
         for ((place, index, op), (c, text)) in keyed {
             let row = line_row(&id, Some(place), index, text, op, &c, Some(total), sources);
             rows.push((gi, false, row));

@@ -26,7 +26,8 @@ impl Triton {
     /// The `python` given, if `triton` and `numpy` import there (asked without importing them:
     /// `find_spec` takes milliseconds, `import triton` a second).
     pub fn check(python: &Path) -> std::result::Result<Triton, ToolError> {
-        let probe = "import importlib.util as u,sys; sys.exit(0 if u.find_spec('triton') and u.find_spec('numpy') else 7)";
+        let probe =
+            "import importlib.util as u,sys; sys.exit(0 if u.find_spec('triton') and u.find_spec('numpy') else 7)";
         let cmd = Cmd::new(python).args(["-c", probe]).timeout(Some(Duration::from_secs(60)));
         let out = run_sync(&cmd, None)?;
         if out.status.success() {

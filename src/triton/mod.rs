@@ -71,7 +71,10 @@ pub fn parse_arg(text: &str) -> Result<Arg> {
     if let Some((dtype, rest)) = value.split_once('[') {
         let dims = rest.strip_suffix(']').ok_or_else(|| bad_arg(text))?;
         if !DTYPES.contains(&dtype) {
-            return Err(Error::usage(format!("`--arg {text}`: unknown dtype `{dtype}` (one of {})", DTYPES.join(", "))));
+            return Err(Error::usage(format!(
+                "`--arg {text}`: unknown dtype `{dtype}` (one of {})",
+                DTYPES.join(", ")
+            )));
         }
         let shape = dims
             .split(',')
@@ -289,7 +292,12 @@ pub fn notices(doc: &Interpreted) -> Vec<String> {
 }
 
 /// `lines`' rows of an interpreted kernel.
-pub fn line_report(doc: &Interpreted, opts: &Options, catalogue: &Catalogue, sources: &mut Sources) -> Result<LineReport> {
+pub fn line_report(
+    doc: &Interpreted,
+    opts: &Options,
+    catalogue: &Catalogue,
+    sources: &mut Sources,
+) -> Result<LineReport> {
     let instructions = (doc.instructions.iter().enumerate())
         .map(|(index, i)| {
             let text = i.ptx.clone().map(|p| match i.ncu_line {

@@ -88,8 +88,18 @@ fn a_runtime_stride_of_2_is_32_sectors_and_stride_1_becomes_a_constexpr_v4_load(
     };
     let args = |stride: &'static str| {
         [
-            "--grid", "16", "--arg", "x_ptr=f32[65536]", "--arg", "y_ptr=f32[16384]", "--arg", stride, "--meta",
-            "BLOCK=1024", "--arch", "sm_80",
+            "--grid",
+            "16",
+            "--arg",
+            "x_ptr=f32[65536]",
+            "--arg",
+            "y_ptr=f32[16384]",
+            "--arg",
+            stride,
+            "--meta",
+            "BLOCK=1024",
+            "--arch",
+            "sm_80",
         ]
     };
     // Stride 2: sizePerThread [4], scalar loads; register r of lane l is element 4l + r, at
@@ -117,8 +127,18 @@ fn a_blocked_transpose_is_16_sectors_on_both_sides() {
         &py,
         "transpose",
         &[
-            "--grid", "8,8", "--arg", "x_ptr=f32[256,256]", "--arg", "y_ptr=f32[256,256]", "--arg", "N=256", "--meta",
-            "BLOCK=32", "--arch", "sm_80",
+            "--grid",
+            "8,8",
+            "--arg",
+            "x_ptr=f32[256,256]",
+            "--arg",
+            "y_ptr=f32[256,256]",
+            "--arg",
+            "N=256",
+            "--meta",
+            "BLOCK=32",
+            "--arch",
+            "sm_80",
         ],
     );
     // Load: order [1,0], 8 lanes × 4 floats along a row, 4 rows per warp; the store's layout is
@@ -137,8 +157,18 @@ fn a_masked_tail_counts_no_inactive_lane() {
         &py,
         "copy",
         &[
-            "--grid", "4", "--arg", "x_ptr=f32[4000]", "--arg", "y_ptr=f32[4000]", "--arg", "n=4000", "--meta",
-            "BLOCK=1024", "--arch", "sm_80",
+            "--grid",
+            "4",
+            "--arg",
+            "x_ptr=f32[4000]",
+            "--arg",
+            "y_ptr=f32[4000]",
+            "--arg",
+            "n=4000",
+            "--meta",
+            "BLOCK=1024",
+            "--arch",
+            "sm_80",
         ],
     );
     for (line, op) in [(14, "global load"), (15, "global store")] {
@@ -232,12 +262,15 @@ fn check_warns_on_the_four_strided_load_lines_with_annotations() {
         .arg(&out)
         .assert()
         .success();
-    let check = coalprof().env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md")).args(["check", "--github"]).arg(&out).assert();
+    let check = coalprof()
+        .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+        .args(["check", "--github"])
+        .arg(&out)
+        .assert();
     let o = check.get_output();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let annotated: Vec<u32> = (22..=26)
-        .filter(|l| stdout.contains(&format!("::warning file={KERNELS},line={l},")))
-        .collect();
+    let annotated: Vec<u32> =
+        (22..=26).filter(|l| stdout.contains(&format!("::warning file={KERNELS},line={l},"))).collect();
     assert_eq!(annotated, vec![22, 23, 24, 25], "{stdout}");
 }
 
@@ -284,4 +317,52 @@ fn bad_input_is_one_error_line_never_a_traceback() {
         let rows = json(&out.stdout)["rows"].as_array().unwrap().clone();
         assert!(!rows.iter().any(|r| r["line"] == line), "no invented numbers for line {line}");
     }
+}
+
+/// A `.npy` file (format 1.0) of little-endian int32 values: what numpy's `save` writes.
+fn npy_i32(path: &std::path::Path, values: &[i32]) {
+    let mut header = format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}", values.len());
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    values.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_gather_takes_its_addresses_from_the_npy_data() {
+    let Some(py) = python("a_gather_takes_its_addresses_from_the_npy_data") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let idx = dir.path().join("idx.npy");
+    // Each index 32 floats (128 bytes) after the one before: every lane in a sector of its own.
+    let values: Vec<i32> = (0..1024).map(|i| (i * 32) % 8192).collect();
+    npy_i32(&idx, &values);
+    let rows = rows(
+        &py,
+        "gather",
+        &[
+            "--grid",
+            "4",
+            "--arg",
+            "x_ptr=f32[8192]",
+            "--arg",
+            &format!("idx_ptr=@{}", idx.display()),
+            "--arg",
+            "y_ptr=f32[1024]",
+            "--meta",
+            "BLOCK=256",
+            "--arch",
+            "sm_80",
+        ],
+    );
+    // Two elements per lane (sizePerThread [2]), so lane l's register r reads x[values[2l + r]].
+    let expect = sectors((0..32usize).map(|l| values[2 * l] as u64 * 4), 4);
+    assert_eq!(expect, (32.0, 4.0));
+    assert_eq!(ratios(row(&rows, 67, "global load")), expect);
+    // The indices themselves: contiguous, one ld.global.v2 a lane.
+    assert_eq!(ratios(row(&rows, 66, "global load")), (8.0, 8.0));
 }
