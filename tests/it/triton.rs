@@ -366,3 +366,29 @@ fn a_gather_takes_its_addresses_from_the_npy_data() {
     // The indices themselves: contiguous, one ld.global.v2 a lane.
     assert_eq!(ratios(row(&rows, 66, "global load")), (8.0, 8.0));
 }
+
+#[test]
+fn a_linear_layout_maps_lanes_as_the_blocked_layout_it_spells() {
+    let Some(py) = python("a_linear_layout_maps_lanes_as_the_blocked_layout_it_spells") else { return };
+    // The same layout twice: blocked (sizePerThread [1,4], 4×8 lanes, 4 warps, order [1,0]) on a
+    // 32×32 tile, which repeats it twice along rows, and the linear bases of that layout
+    // (registers: columns 1, 2, then the repeat's row 16; lanes: columns 4, 8, 16, rows 1, 2;
+    // warps: rows 4, 8). Each (warp, lane, register) must hold the same element in both.
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np, _triton as t
+b = t.parse_layout('#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>', {})
+l = t.parse_layout('#ttg.linear<{register = [[0, 1], [0, 2], [16, 0]], lane = [[0, 4], [0, 8], [0, 16], [1, 0], [2, 0]], warp = [[4, 0], [8, 0]], block = []}>', {})
+mb, ml = t.element_map(np, b, [32, 32], 4), t.element_map(np, l, [32, 32], 4)
+assert mb.shape == ml.shape == (4, 32, 8), (mb.shape, ml.shape)
+assert (mb == ml).all()
+# Lane 1 of warp 0 holds row 0, columns 4..7 (register 0..3) and row 16 (registers 4..7).
+assert list(mb[0, 1]) == [4, 5, 6, 7, 16 * 32 + 4, 16 * 32 + 5, 16 * 32 + 6, 16 * 32 + 7], list(mb[0, 1])
+print("same")
+"#;
+    let out =
+        std::process::Command::new(&py).args(["-c", script]).arg(root().join("python/coalprof")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "same");
+}
