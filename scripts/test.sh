@@ -41,6 +41,8 @@ step "tools (nvcc, ncu, ncu_report)" bash scripts/install-tools.sh
 # GPGPU-Sim and the CUDA 11.8 toolkit for the sim tests (tests/it/sim.rs); where they cannot be
 # had it prints one SKIPPED line, and those tests say SKIPPED too.
 step "GPGPU-Sim" bash scripts/install-sim.sh
+# Triton and numpy (no torch) for tests/it/triton.rs, in .tools/triton/.
+step "Triton" bash scripts/install-triton.sh
 # A real one-node Slurm for tests/it/slurm.rs (installed by the script when missing). A cluster
 # that cannot start fails here, with the daemons' logs; COALPROF_SKIP_SLURM=1 leaves it out and
 # the Slurm tests then say SKIPPED.

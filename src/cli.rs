@@ -86,6 +86,10 @@ pub(crate) enum Command {
     /// Which source line wastes the bandwidth: per-line (or per-instruction) sectors, excess and
     /// bank conflicts from `.ncu-rep` reports made with the SourceCounters section (`--set full`).
     Lines(LinesArgs),
+    /// A Triton kernel's per-line sectors per request without a GPU: compiled for the target (the
+    /// layout and vector width of each load and store), every program's addresses from Triton's
+    /// interpreter (needs a Python with `triton` and `numpy`: `pip install 'coalprof[triton]'`).
+    Triton(TritonArgs),
     /// The gate: check runs or reports against `[[gate]]` rules and an optional baseline.
     Check(CheckArgs),
     /// Runs or reports side by side (GPUs, commits, settings): one column group per input, the
@@ -446,6 +450,49 @@ pub(crate) struct LinesArgs {
     /// The checkout the source paths are made relative to and read from (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub source_root: Option<PathBuf>,
+    /// Also write the findings as SARIF 2.1.0 (GitHub code scanning) here.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TritonArgs {
+    /// The kernel: `FILE.py::KERNEL` (the file is read, never imported: it may `import torch`).
+    #[arg(value_name = "FILE.py::KERNEL")]
+    pub target: String,
+    /// Programs along x[,y[,z]].
+    #[arg(long, required = true, value_name = "X[,Y,Z]", value_delimiter = ',')]
+    pub grid: Vec<u32>,
+    /// A kernel argument: `NAME=f32[8192]` (a buffer: dtype and shape), `NAME=INTEGER`,
+    /// `NAME=FLOAT`, or `NAME=@file.npy` (data that addresses depend on). Repeat per argument.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// A `tl.constexpr` value: `BLOCK=1024`. Repeat per value.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub meta: Vec<String>,
+    /// Warps per program (Triton's default: 4).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub num_warps: u32,
+    /// Software pipelining stages (Triton's default: 3; loads a pipelined `tl.dot` loop issues
+    /// as `cp.async` are reported as not modelled).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub num_stages: u32,
+    /// The GPU architecture compiled for.
+    #[arg(long, default_value = "sm_90", value_name = "sm_XX")]
+    pub arch: String,
+    /// Interpret N programs spread over the grid (each axis's last among them) and scale the
+    /// totals; default: every program.
+    #[arg(long, value_name = "N")]
+    pub programs: Option<u64>,
+    /// Rows per kernel, worst first (0: all).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Rows per source line or per PTX instruction.
+    #[arg(long, value_enum, default_value_t = By::Line)]
+    pub by: By,
+    /// Save a run folder here (`run.json`, `triton.json`) for `lines RUN` and `check RUN`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Also write the findings as SARIF 2.1.0 (GitHub code scanning) here.
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,

@@ -26,6 +26,7 @@ pub mod render;
 pub mod results;
 pub mod store;
 pub mod tools;
+pub mod triton;
 
 mod cancel;
 mod cli;
@@ -97,6 +98,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Profile(s) => commands::profile::run(&common, s),
         Settings::Analyze(s) => commands::analyze::run(&common, s),
         Settings::Lines(s) => commands::lines::run(&common, s),
+        Settings::Triton(s) => commands::triton::run(&common, s),
         Settings::Build(s) => commands::build::run(&common, s),
         Settings::Report(run) => commands::report::run(&common, run),
         Settings::History(h) => commands::history::run(&common, h),

@@ -104,6 +104,14 @@ pub(crate) struct LinesSettings {
     pub sarif: Option<PathBuf>,
 }
 
+pub(crate) struct TritonSettings {
+    pub request: crate::triton::Request,
+    pub options: crate::lines::Options,
+    pub source_root: PathBuf,
+    pub out: Option<PathBuf>,
+    pub sarif: Option<PathBuf>,
+}
+
 pub(crate) struct AnalyzeSettings {
     pub files: Vec<PathBuf>,
     pub grouping: Grouping,
@@ -202,6 +210,7 @@ pub(crate) enum Settings {
     Profile(ProfileSettings),
     Analyze(AnalyzeSettings),
     Lines(LinesSettings),
+    Triton(TritonSettings),
     Build(BuildSettings),
     Report(PathBuf),
     History(HistorySettings),
@@ -271,6 +280,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         gpgpusim: env.gpgpusim.clone(),
         cuda11: env.cuda11.clone(),
         ncu_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
+        python: env.python.clone(),
     };
     let project = project_root(&env.cwd);
     let cache = kernel_cache(project.as_deref(), env);
@@ -296,6 +306,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         Command::Profile(a) => Settings::Profile(profile::settings(a, out_base(&a.out), env)?),
         Command::Analyze(a) => Settings::Analyze(analyze(a)),
         Command::Lines(a) => Settings::Lines(lines(a, env)?),
+        Command::Triton(a) => Settings::Triton(triton(a, env)?),
         Command::Build(a) => Settings::Build(BuildSettings {
             patterns: patterns(&a.patterns)?,
             archs: a.arch.iter().map(|s| parse_arch(s)).collect::<Result<_>>()?,
@@ -470,6 +481,47 @@ fn slurm_settings(a: &RunArgs, global: &Global, env: &Env) -> Result<SlurmSettin
         sbatch_args: a.scale.slurm_arg.clone(),
         cwd: env.cwd.clone(),
         poll: Duration::from_millis(500),
+    })
+}
+
+fn triton(a: &crate::cli::TritonArgs, env: &Env) -> Result<TritonSettings> {
+    use crate::triton::{parse_arch, parse_arg, parse_meta, parse_target};
+    let (file, kernel) = parse_target(&a.target)?;
+    if a.grid.is_empty() || a.grid.len() > 3 || a.grid.contains(&0) {
+        return Err(Error::usage("`--grid` takes one to three positive program counts: `--grid 64` or `--grid 8,8`"));
+    }
+    if !(1..=32).contains(&a.num_warps) || !a.num_warps.is_power_of_two() {
+        return Err(Error::usage(format!("`--num-warps {}` is not a power of two from 1 to 32", a.num_warps)));
+    }
+    if a.programs == Some(0) {
+        return Err(Error::usage("`--programs 0` runs nothing: give at least 1"));
+    }
+    let meta = a.meta.iter().map(|m| parse_meta(m)).collect::<Result<serde_json::Map<_, _>>>()?;
+    let args = a.args.iter().map(|m| parse_arg(m)).collect::<Result<Vec<_>>>()?;
+    let npy = |p: PathBuf| if p.is_absolute() { p } else { env.cwd.join(p) };
+    let args = args
+        .into_iter()
+        .map(|a| match a {
+            crate::triton::Arg::Npy { name, path } => crate::triton::Arg::Npy { name, path: npy(path) },
+            other => other,
+        })
+        .collect();
+    Ok(TritonSettings {
+        request: crate::triton::Request {
+            file,
+            kernel,
+            grid: a.grid.clone(),
+            args,
+            meta,
+            num_warps: a.num_warps,
+            num_stages: a.num_stages,
+            cc: parse_arch(&a.arch)?,
+            programs: a.programs,
+        },
+        options: crate::lines::Options { kernel: None, top: (a.top > 0).then_some(a.top), per_launch: false, by: a.by },
+        source_root: env.cwd.clone(),
+        out: a.out.clone(),
+        sarif: a.sarif.clone(),
     })
 }
 

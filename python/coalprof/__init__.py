@@ -25,7 +25,7 @@ from ._cli import CoalprofError, find_binary
 from ._cli import options as _options
 from ._cli import run as _run
 
-__all__ = ["analyze", "lines", "compare", "check", "run", "CoalprofError", "find_binary", "__version__"]
+__all__ = ["analyze", "lines", "triton", "compare", "check", "run", "CoalprofError", "find_binary", "__version__"]
 
 try:
     from importlib.metadata import PackageNotFoundError
@@ -103,6 +103,54 @@ def lines(*reports: Path, frame: Optional[str] = None, cwd: Optional[Path] = Non
     """``coalprof lines REPORT…``: one row per source line (``by="instruction"``: per SASS
     instruction) and access kind, worst first (``top=0`` for every row, ``kernel=REGEX``)."""
     return _command("lines", reports, flags, _rows, frame, cwd)
+
+
+def triton(
+    kernel: Any,
+    grid: Any,
+    args: Optional[Dict[str, Any]] = None,
+    meta: Optional[Dict[str, Any]] = None,
+    frame: Optional[str] = None,
+    cwd: Optional[Path] = None,
+    **flags: Any,
+):
+    """``coalprof triton FILE.py::KERNEL``: a Triton kernel's rows, as :func:`lines` gives them,
+    without a GPU. ``kernel`` is ``"file.py::name"`` or the ``@triton.jit`` function itself;
+    ``grid`` an int or a tuple; ``args`` maps each parameter to a numpy array (saved to a
+    ``.npy`` for the engine), an int or float, or the spelling of ``--arg`` (``"f32[8192]"``);
+    ``meta`` the ``tl.constexpr`` values. Other keywords are the command's flags
+    (``num_warps=4``, ``arch="sm_80"``, ``programs=64``). Needs ``triton`` and ``numpy`` in this
+    Python (``pip install 'coalprof[triton]'``), which coalprof is pointed at.
+
+    >>> coalprof.triton("k.py::copy", 8, {"x_ptr": "f32[8192]", "y_ptr": "f32[8192]", "n": 8192},
+    ...                 {"BLOCK": 1024}, arch="sm_80")
+    """
+    import sys
+    import tempfile
+
+    if not isinstance(kernel, str):
+        fn = getattr(kernel, "fn", kernel)
+        import inspect
+
+        kernel = f"{inspect.getsourcefile(fn)}::{fn.__name__}"
+    grid = [grid] if isinstance(grid, int) else list(grid)
+    keep = tempfile.TemporaryDirectory(prefix="coalprof-triton-")
+    spelled = []
+    for name, value in (args or {}).items():
+        if hasattr(value, "dtype") and hasattr(value, "shape"):  # a numpy array
+            import numpy
+
+            path = os.path.join(keep.name, f"{name}.npy")
+            numpy.save(path, numpy.ascontiguousarray(value))
+            value = "@" + path
+        spelled.append(f"{name}={value}")
+    flags = dict(flags, grid=",".join(str(g) for g in grid), arg=spelled,
+                 meta=[f"{k}={v}" for k, v in (meta or {}).items()], top=flags.get("top", 0))
+    os.environ.setdefault("COALPROF_PYTHON", sys.executable)
+    try:
+        return _command("triton", [kernel], flags, _rows, frame, cwd)
+    finally:
+        keep.cleanup()
 
 
 def run(frame: Optional[str] = None, cwd: Optional[Path] = None, **flags: Any):

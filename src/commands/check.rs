@@ -100,6 +100,13 @@ pub(crate) fn line_reports(
 ) -> Result<Vec<Option<LineReport>>, Error> {
     (inputs.iter())
         .map(|p| {
+            // A `coalprof triton` run folder: its rows from the engine's document.
+            if let Some(doc) = crate::triton::folder(p) {
+                let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
+                let opts = crate::lines::Options::default();
+                return crate::triton::line_report(&crate::triton::read_folder(&doc)?, &opts, catalogue, &mut sources)
+                    .map(Some);
+            }
             if crate::import::kind(p)? != crate::import::Kind::NcuRep {
                 return Ok(None);
             }

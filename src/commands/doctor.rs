@@ -99,6 +99,14 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
     }
     // The simulator is an alternative to a GPU, never required.
     checks.push(simulator(common).optional());
+    // Triton's Python, for `coalprof triton`: never required either.
+    checks.push(
+        match tools.triton() {
+            Ok((t, how)) => Check::found("triton", t.version(), how, &t.python),
+            Err(e) => Check::missing("triton", &e, "only for `coalprof triton`: Triton kernels without a GPU"),
+        }
+        .optional(),
+    );
     let ready = checks.iter().filter(|c| !c.optional).all(|c| c.ok);
     let mut out = String::new();
     for c in &checks {

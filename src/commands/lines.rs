@@ -16,6 +16,11 @@ use crate::tools::nvdisasm::{self, Nvdisasm};
 use crate::tools::ToolError;
 
 pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
+    // A run folder of `coalprof triton`: its lines come from the engine's document.
+    let interpreted: Vec<_> = s.reports.iter().filter_map(|p| crate::triton::folder(p)).collect();
+    if !interpreted.is_empty() {
+        return interpreted_lines(common, s, &interpreted);
+    }
     // A run folder of `profile --backend sim`: its lines come from the simulator's statistics.
     let simulated: Vec<_> = s.reports.iter().filter_map(|p| crate::measure::sim::sim_folder(p)).collect();
     if !simulated.is_empty() {
@@ -69,6 +74,36 @@ fn simulated_lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> R
     super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
         super::write_sarif(path, &report, &|_| "warning")?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// `lines RUN` on run folders `coalprof triton --out` saved.
+fn interpreted_lines(common: &Common, s: &LinesSettings, docs: &[PathBuf]) -> Result<Exit> {
+    if docs.len() != s.reports.len() {
+        return Err(Error::usage("give Triton run folders and other inputs to `lines` separately"));
+    }
+    let mut sources = Sources::new(s.source_root.clone());
+    let mut all = crate::lines::LineReport::empty();
+    for d in docs {
+        let r =
+            crate::triton::line_report(&crate::triton::read_folder(d)?, &s.options, &common.catalogue, &mut sources)?;
+        all.rows.extend(r.rows);
+        all.notices.extend(r.notices);
+        all.arch = all.arch.take().or(r.arch);
+    }
+    if all.rows.is_empty() {
+        return Err(Error::nothing_matched(
+            "no memory instruction of the interpreted kernels matches".to_string(),
+            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
+        ));
+    }
+    for n in &all.notices {
+        crate::messages::note(n);
+    }
+    super::print(&crate::render::render_lines(&all, common.format, &common.style)?)?;
+    if let Some(path) = &s.sarif {
+        super::write_sarif(path, &all, &|_| "warning")?;
     }
     Ok(Exit::Ok)
 }

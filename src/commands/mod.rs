@@ -14,6 +14,7 @@ pub(crate) mod profile;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod setup;
+pub(crate) mod triton;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -8,6 +8,7 @@
 //! them (small reports, and the oracle `report` is tested against).
 
 pub(crate) mod aggregate;
+pub mod counted;
 pub mod cubin;
 pub(crate) mod diagnose;
 pub(crate) mod gate;

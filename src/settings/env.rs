@@ -30,6 +30,8 @@ pub(crate) struct Env {
     pub tool_home: Option<ToolHome>,
     /// `COALPROF_GPGPUSIM_SRC`: the GPGPU-Sim source `setup sim` builds (archive or folder).
     pub gpgpusim_src: Option<PathBuf>,
+    /// `COALPROF_PYTHON`: the Python with Triton for `coalprof triton`.
+    pub python: Option<PathBuf>,
     /// Whether coalprof runs as root (`setup` then installs system packages with apt-get).
     pub root: bool,
 }
@@ -62,6 +64,7 @@ impl Env {
                 home.clone(),
             ),
             gpgpusim_src: folder("COALPROF_GPGPUSIM_SRC"),
+            python: folder("COALPROF_PYTHON"),
             // SAFETY: geteuid cannot fail and touches no memory.
             root: unsafe { libc::geteuid() } == 0,
             home,

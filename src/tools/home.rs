@@ -36,6 +36,11 @@ impl ToolHome {
         self.root.join("cuda")
     }
 
+    /// The virtual environment `coalprof setup triton` puts `triton` and `numpy` into.
+    pub fn triton_venv(&self) -> PathBuf {
+        self.root.join("triton")
+    }
+
     /// A stable link to the toolkit folder inside [`ToolHome::cuda_venv`] (`bin/nvcc`, `include/`).
     pub fn cuda_home(&self) -> PathBuf {
         self.root.join("cuda-home")

@@ -34,6 +34,8 @@ pub struct ToolSearch {
     pub cuda11: Option<PathBuf>,
     /// A writable HOME for ncu (it deploys section files there).
     pub ncu_home: Option<PathBuf>,
+    /// `COALPROF_PYTHON`: the Python that has Triton (`coalprof triton`).
+    pub python: Option<PathBuf>,
 }
 
 /// The step of the discovery order that found a tool.
@@ -203,6 +205,38 @@ impl ToolSearch {
             return Source::Environment;
         }
         self.homes().find(|(h, _)| h.gpgpusim() == root).map_or(Source::Environment, |(_, s)| s)
+    }
+
+    /// The Python with `triton` and `numpy` for `coalprof triton`: `COALPROF_PYTHON`, then the
+    /// Python environment coalprof is installed in (where `pip install 'coalprof[triton]'` puts
+    /// them; before PATH, whose `python3` rarely has Triton), the tool home's `triton/` (`coalprof
+    /// setup triton`), the checkout's, and last `python3` on PATH: the first that has both.
+    pub fn triton(&self) -> Result<(super::triton::Triton, Source), ToolError> {
+        if let Some(p) = &self.python {
+            return super::triton::Triton::check(p).map(|t| (t, Source::Explicit));
+        }
+        let mut candidates: Vec<(PathBuf, Source)> =
+            self.prefix.iter().map(|p| (p.join("bin/python3"), Source::Prefix)).collect();
+        candidates.extend(self.homes().map(|(h, s)| (h.triton_venv().join("bin/python3"), s)));
+        if let Some(path) = &self.path {
+            candidates.extend(std::env::split_paths(path).map(|d| (d.join("python3"), Source::Path)));
+        }
+        let mut searched = Vec::new();
+        for (p, how) in candidates {
+            if is_executable(&p) {
+                if let Ok(t) = super::triton::Triton::check(&p) {
+                    return Ok((t, how));
+                }
+            }
+            searched.push(p.display().to_string());
+        }
+        Err(ToolError::NotFound {
+            tool: "triton",
+            searched,
+            hint: "install `triton` and `numpy` (no torch needed) beside coalprof (`pip install 'coalprof[triton]'`) \
+                   or into a virtual environment, and set `COALPROF_PYTHON` to its `bin/python3`"
+                .into(),
+        })
     }
 
     /// Slurm's `sbatch` on PATH; `squeue`, `scontrol`, `sacct` and `scancel` sit beside it.

@@ -16,6 +16,7 @@ pub(crate) mod process;
 pub mod setup;
 pub(crate) mod slurm;
 pub(crate) mod smi;
+pub mod triton;
 
 pub use crate::error::ToolError;
 

@@ -25,6 +25,7 @@ pub fn coalprof() -> Command {
         .env_remove("CUDA_PATH")
         .env_remove("COALPROF_GPGPUSIM")
         .env_remove("CUDA11_HOME")
+        .env_remove("COALPROF_PYTHON")
         .env("COALPROF_HOME", root().join("target/no-tool-home"))
         .env("NO_COLOR", "1")
         .current_dir(root());
