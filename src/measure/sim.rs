@@ -470,10 +470,16 @@ pub(crate) fn simulate_program(
         ));
     }
     let mut sources = crate::lines::source::Sources::new(p.source_root.to_path_buf());
-    let opts = crate::lines::Options { kernel: p.kernel.cloned(), top: Some(3), ..Default::default() };
+    // Every line, for the kernel metrics no kernel counter gives (a store's and a shared
+    // access's ideal), then the three worst of each kernel.
+    let opts = crate::lines::Options { kernel: p.kernel.cloned(), ..Default::default() };
+    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
+    let mut results = crate::results::Results::new(crate::results::Provenance::new("sim"), rows);
+    crate::lines::gate::fill_kernel_metrics(&mut results, &lines, catalogue, false)?;
+    let opts = crate::lines::Options { top: Some(3), ..opts };
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
     let worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
-    Ok(ProgramRun { rows, notices, worst_lines, seconds: run.elapsed.as_secs_f64() })
+    Ok(ProgramRun { rows: results.rows, notices, worst_lines, seconds: run.elapsed.as_secs_f64() })
 }
 
 /// The per-line report of run folders `profile --backend sim` saved (`lines RUN`): the rows
