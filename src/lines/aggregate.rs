@@ -593,6 +593,37 @@ fn say_advice_once(rows: &mut [(usize, LineRow)]) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn advice_is_said_once_per_kernel_and_waste_on_every_line() {
+        let row = |diagnosis: Option<&str>, waste: Option<super::super::diagnose::Waste>| LineRow {
+            diagnosis: diagnosis.map(str::to_string),
+            waste,
+            ..LineRow::default()
+        };
+        let conflict = Some(super::super::diagnose::Waste::BankConflict);
+        let mut rows = vec![
+            (0, row(Some("32-way"), conflict)),
+            (0, row(Some("vectorise"), None)),
+            (0, row(Some("vectorise"), None)),
+            (0, row(Some("vectorise"), None)),
+            (0, row(Some("16-way"), conflict)),
+            (1, row(Some("vectorise"), None)),
+        ];
+        say_advice_once(&mut rows);
+        let said: Vec<Option<&str>> = rows.iter().map(|(_, r)| r.diagnosis.as_deref()).collect();
+        assert_eq!(
+            said,
+            [
+                Some("32-way"),
+                Some("vectorise (and 2 more lines of this kernel like it)"),
+                None,
+                None,
+                Some("16-way"),
+                Some("vectorise"),
+            ]
+        );
+    }
+
     fn launch(id: u64, kernel: &str, cubin: Option<&[u8]>, sectors: f64) -> (LaunchRecord, SourceCounters) {
         let pc = 0x1000u64;
         let m = |n: &str, v: f64| (Arc::from(n), vec![(pc + 0x10, v)]);

@@ -144,7 +144,9 @@ mod tests {
             lines: vec![
                 line(10, Space::Global, 4, 8, 32),
                 line(12, Space::Global, 4, 8, 256),
-                line(14, Space::Shared, 4, 8, 256),
+                // A 16-way conflict: 8 × 15 = 120 excess wavefronts, below the stride's 224
+                // excess sectors.
+                line(14, Space::Shared, 4, 8, 128),
             ],
         };
         let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
@@ -156,7 +158,24 @@ mod tests {
         assert_eq!((worst.excess_sectors, worst.excess_share), (Some(224.0), Some(1.0)));
         assert!(worst.diagnosis.as_deref().unwrap().contains("32.0 sectors/request"), "{:?}", worst.diagnosis);
         let shared = r.rows.iter().find(|r| r.line == Some(14)).unwrap();
-        assert_eq!((shared.shared_wavefronts, shared.shared_ideal_wavefronts), (Some(256.0), Some(8.0)));
+        assert_eq!((shared.shared_wavefronts, shared.shared_ideal_wavefronts), (Some(128.0), Some(8.0)));
+        assert_eq!(r.rows[1].line, Some(14), "the conflict ranks above the coalesced load");
         assert!(r.rows.iter().find(|r| r.line == Some(10)).unwrap().diagnosis.is_none(), "4 sectors/request is ideal");
+    }
+
+    #[test]
+    fn a_kernels_only_waste_a_32_way_conflict_ranks_first() {
+        // A `[32][32]` tile read down a column: 8 warps, 32 wavefronts each (ideal 1); the
+        // coalesced load beside it (8 warps × 4 sectors, its ideal) wastes nothing, and used to
+        // rank first for having excess sectors (0) where the shared line had none.
+        let k = SimKernel {
+            kernel: "tile".into(),
+            launches: 1,
+            lines: vec![line(10, Space::Global, 4, 8, 8 * 4), line(12, Space::Shared, 4, 8, 8 * 32)],
+        };
+        let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
+        let r = build(vec![k], &Options::default(), &Catalogue::builtin(), &mut sources).unwrap();
+        assert_eq!(r.rows[0].line, Some(12), "{:?}", r.rows);
+        assert_eq!(r.rows[0].shared_wavefronts_per_ideal, Some(32.0));
     }
 }
