@@ -99,7 +99,12 @@ struct FromLines {
 
 /// Kernel metrics and the per-line metrics they are taken from where a kernel row lacks them.
 const FROM_LINES: [FromLines; 8] = [
-    FromLines { key: "global_load_sectors_over_ideal", line_key: "line_sectors_over_ideal", op: Op::GlobalLoad, pair: None },
+    FromLines {
+        key: "global_load_sectors_over_ideal",
+        line_key: "line_sectors_over_ideal",
+        op: Op::GlobalLoad,
+        pair: None,
+    },
     FromLines {
         key: "global_load_sectors_per_request",
         line_key: "line_sectors_per_request",

@@ -60,12 +60,18 @@ fn expected_lines() -> (usize, usize, usize) {
 fn check_outputs(dir: &Path, input: &Path) -> (Vec<(String, usize, String)>, Vec<csv::StringRecord>) {
     let out = coalprof().current_dir(dir).args(["--wide", "check", "--github"]).arg(input).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "warnings never fail the gate: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "warnings never fail the gate: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("gate passed with warnings"), "{stdout}");
     let annotations: Vec<(String, usize, String)> = (stdout.lines().filter(|l| l.starts_with("::warning ")))
         .map(|l| {
             let props = l.strip_prefix("::warning ").unwrap().split("::").next().unwrap();
-            let get = |k: &str| props.split(',').find_map(|p| p.strip_prefix(k)).unwrap_or_else(|| panic!("no {k}: {l}"));
+            let get =
+                |k: &str| props.split(',').find_map(|p| p.strip_prefix(k)).unwrap_or_else(|| panic!("no {k}: {l}"));
             (get("file=").to_string(), get("line=").parse().unwrap(), get("title=").to_string())
         })
         .collect();
@@ -112,9 +118,12 @@ fn assert_the_wastes(annotations: &[(String, usize, String)], records: &[csv::St
         warned.into_iter().map(|(k, m, v, l)| (k.split('(').next().unwrap().to_string(), m, v, l)).collect();
     assert_eq!(warned, want, "{records:#?}");
     let passed = |k: &str, m: &str| {
-        records.iter().any(|r| r.get(2).is_some_and(|x| x.starts_with(k)) && r.get(3) == Some(m) && r.get(4) == Some("pass"))
+        records
+            .iter()
+            .any(|r| r.get(2).is_some_and(|x| x.starts_with(k)) && r.get(3) == Some(m) && r.get(4) == Some("pass"))
     };
-    for m in ["shared_load_wavefronts_over_ideal", "global_store_sectors_over_ideal", "global_load_sectors_over_ideal"] {
+    for m in ["shared_load_wavefronts_over_ideal", "global_store_sectors_over_ideal", "global_load_sectors_over_ideal"]
+    {
         assert!(passed("transpose_tile33", m), "the padded tile passes {m}: {records:#?}");
     }
     // One annotation per warning, on its line of the program.
@@ -145,6 +154,24 @@ fn the_default_gate_warns_on_a_simulated_store_and_bank_conflict_on_their_lines(
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let run = std::fs::read_dir(dir.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    // `profile`'s worst lines name the store and, for the kernel whose one waste is the
+    // conflict, the conflicting load (not a coalesced line beside it).
+    let (store, conflict, _) = expected_lines();
+    let table = String::from_utf8_lossy(&out.stdout).replace("\n  ", " ");
+    for (kernel, line, numbers) in [
+        ("transpose_naive", store, format!("{NAIVE_STORE_SPR:.1} sectors/request (ideal {IDEAL_SPR:.1})")),
+        ("transpose_tile32", conflict, format!("{TILE32_WAYS:.1} shared wavefronts per ideal")),
+    ] {
+        let said = format!("worst line: {kernel}: transpose_tiles.cu:{line} — {numbers}");
+        assert!(table.contains(&said), "{said}: {table}");
+    }
+    assert!(!table.contains("worst line: transpose_tile33"), "the padded tile wastes nothing: {table}");
+    // The page marks the store's and the conflict's cells as it marks load waste.
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    for key in ["global_store_sectors_per_request", "shared_load_wavefronts_per_instruction"] {
+        let bad = format!("<td class=\"n bad\" data-key=\"{key}\"");
+        assert_eq!(page.matches(&bad).count(), 1, "{key}: one kernel's cell is marked bad");
+    }
     let (annotations, records) = check_outputs(dir.path(), &run);
     assert_the_wastes(&annotations, &records);
     for (file, _, _) in &annotations {
@@ -236,8 +263,10 @@ fn the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lin
     let test = "the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lines";
     let dir = tempfile::tempdir().unwrap();
     let Some((cubin, listing)) = cubin(test, dir.path()) else { return };
-    let launches: Vec<_> =
-        ["transpose_naive", "transpose_tile32", "transpose_tile33"].iter().map(|k| launch(&cubin, &listing, k)).collect();
+    let launches: Vec<_> = ["transpose_naive", "transpose_tile32", "transpose_tile33"]
+        .iter()
+        .map(|k| launch(&cubin, &listing, k))
+        .collect();
     let spec = json!({ "program": "transpose_tiles", "layout": "2025", "launches": launches });
     let report = fake_report(&spec.to_string(), &dir.path().join("tiles.ncu-rep"));
     let (annotations, records) = check_outputs(&root(), &report);

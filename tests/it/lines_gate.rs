@@ -171,8 +171,7 @@ fn the_default_gate_warns_on_a_real_report_without_kernel_ideals() {
     };
     let store_over_ideal = stores("sectors") / stores("ideal_sectors");
     assert!(store_over_ideal > 2.0, "{store_over_ideal}");
-    let kernel_warnings: Vec<&str> =
-        stdout.lines().filter(|l| l.starts_with("WARN ") && !l.contains(" @ ")).collect();
+    let kernel_warnings: Vec<&str> = stdout.lines().filter(|l| l.starts_with("WARN ") && !l.contains(" @ ")).collect();
     assert_eq!(kernel_warnings.len(), 1, "{stdout}");
     assert!(
         kernel_warnings[0].contains("global_store_sectors_over_ideal")

@@ -8,8 +8,8 @@ use crate::text::visible;
 
 /// The columns, in order.
 pub(crate) const HEADER: [&str; 13] = [
-    "arch", "row", "kernel", "metric", "verdict", "severity", "current", "baseline", "change", "limits", "file", "line",
-    "message",
+    "arch", "row", "kernel", "metric", "verdict", "severity", "current", "baseline", "change", "limits", "file",
+    "line", "message",
 ];
 
 /// The CSV of every check of `report`.
