@@ -91,8 +91,9 @@ pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metric
 }
 
 /// The line report of every input that has per-line counters: an `.ncu-rep` (its source
-/// counters) or a run folder of `profile --backend sim` (the simulator's per-line statistics);
-/// other inputs get none. All rows of every kernel.
+/// counters), a run folder of `profile -- PROGRAM` (the report it measured) or of `profile
+/// --backend sim` (the simulator's per-line statistics); other inputs get none. All rows of
+/// every kernel.
 pub(crate) fn line_reports(
     inputs: &[PathBuf],
     source_root: &Path,
@@ -110,10 +111,16 @@ pub(crate) fn line_reports(
                 let report = crate::measure::sim::line_report(&[folder], &opts, catalogue, &mut sources, sim.as_ref())?;
                 return Ok(Some(report));
             }
-            if crate::import::kind(p)? != crate::import::Kind::NcuRep {
+            // A run folder of `profile -- PROGRAM` keeps the report it measured beside its results.
+            let measured = p.join("report.ncu-rep");
+            let report = if p.is_dir() && measured.is_file() {
+                measured
+            } else if crate::import::kind(p)? == crate::import::Kind::NcuRep {
+                p.clone()
+            } else {
                 return Ok(None);
-            }
-            let launches = crate::lines::read(std::slice::from_ref(p))?;
+            };
+            let launches = crate::lines::read(std::slice::from_ref(&report))?;
             crate::lines::build(launches, &opts, catalogue, &mut sources, &mut |_| None).map(Some)
         })
         .collect()

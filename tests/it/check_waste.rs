@@ -259,8 +259,8 @@ fn launch(cubin: &Path, listing: &Listing, kernel: &str) -> serde_json::Value {
 }
 
 #[test]
-fn the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lines() {
-    let test = "the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lines";
+fn the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lines_and_its_run_folders() {
+    let test = "the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lines_and_its_run_folders";
     let dir = tempfile::tempdir().unwrap();
     let Some((cubin, listing)) = cubin(test, dir.path()) else { return };
     let launches: Vec<_> = ["transpose_naive", "transpose_tile32", "transpose_tile33"]
@@ -270,6 +270,16 @@ fn the_default_gate_warns_on_a_fake_reports_store_and_bank_conflict_on_their_lin
     let spec = json!({ "program": "transpose_tiles", "layout": "2025", "launches": launches });
     let report = fake_report(&spec.to_string(), &dir.path().join("tiles.ncu-rep"));
     let (annotations, records) = check_outputs(&root(), &report);
+    assert_the_wastes(&annotations, &records);
+    // A measured run folder as `profile -- PROGRAM` leaves it: the results, and the report they
+    // were read from, whose per-line counters the gate reads.
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::copy(&report, run.join("report.ncu-rep")).unwrap();
+    let results = coalprof().args(["--format", "json", "analyze"]).arg(&report).output().unwrap();
+    assert!(results.status.success(), "{}", String::from_utf8_lossy(&results.stderr));
+    std::fs::write(run.join("results.json"), &results.stdout).unwrap();
+    let (annotations, records) = check_outputs(&root(), &run);
     assert_the_wastes(&annotations, &records);
 }
 
