@@ -525,8 +525,17 @@ pub(crate) fn sim_kernels(run: &SimRun, names: &BTreeMap<String, String>) -> Vec
         if !inst.is_entry || inst.function.starts_with(HARNESS_PREFIX) {
             continue;
         }
+        // An access inside a CUDA header (`__ldg`, `__stcs`: `sm_32_intrinsics.hpp`) belongs to
+        // the user's line that called it; the header's line is kept beside it.
+        let (source, header) = match (&inst.source, &inst.call_site) {
+            (Some(h), Some(call)) if crate::lines::sim::is_toolkit_header(&h.0) => {
+                (Some(call.clone()), Some(h.clone()))
+            }
+            (s, _) => (s.clone(), None),
+        };
         by_kernel.entry(&inst.function).or_default().push(crate::lines::sim::SimLine {
-            source: inst.source.clone(),
+            source,
+            header,
             ptx: (st.ptx_file.clone(), st.ptx_line),
             access,
             stats: st.clone(),
