@@ -22,11 +22,12 @@ pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
         (b.only_gated.as_deref().unwrap_or(&common.rules).iter()).filter(|r| r.regress.is_some()).cloned().collect();
     let (lines, fills) = (super::check::wants_lines(&regress, &common.catalogue), super::check::wants_fill(&regress));
     if lines || fills {
-        let reports = super::check::line_reports(&b.runs, &b.source_root, &common.catalogue, common.bounds)?;
+        let reports =
+            super::check::line_reports(&b.runs, &b.source_root, &common.catalogue, &common.tools, common.bounds)?;
         for (results, report) in runs.iter_mut().zip(&reports) {
             if let Some(r) = report {
                 if fills {
-                    crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue)?;
+                    crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue, true)?;
                 }
                 if lines {
                     results.rows.extend(crate::lines::gate::rows(r));

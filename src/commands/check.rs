@@ -35,14 +35,14 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     // one, so reports are read per line for them too.
     let placed = c.check.github || c.check.junit.is_some();
     let reports = if lines || fills || placed || c.check.sarif.is_some() {
-        line_reports(&c.inputs, &c.check.source_root, &common.catalogue, common.bounds)?
+        line_reports(&c.inputs, &c.check.source_root, &common.catalogue, &common.tools, common.bounds)?
     } else {
         Vec::new()
     };
     for (results, report) in inputs.iter_mut().zip(&reports) {
         let Some(r) = report else { continue };
         if fills {
-            crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue)?;
+            crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue, true)?;
         }
         if lines {
             results.rows.extend(crate::lines::gate::rows(r));
@@ -90,30 +90,48 @@ pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metric
     rules.iter().any(|r| catalogue.line_keys().any(|k| r.matches_metric(k)))
 }
 
-/// The line report of every `.ncu-rep` input (other inputs get none), all rows of every kernel,
-/// each streamed one launch at a time into its per-line sums, the reports read within `bounds`.
+/// The line report of every input that has per-line counters: an `.ncu-rep` (its source
+/// counters, streamed one launch at a time into the per-line sums, read within `bounds`), a run
+/// folder of `profile -- PROGRAM` (the report it measured), of `profile --backend sim` (the
+/// simulator's per-line statistics) or of `coalprof triton` (the engine's counts); other inputs
+/// get none. All rows of every kernel.
 pub(crate) fn line_reports(
     inputs: &[PathBuf],
     source_root: &Path,
     catalogue: &crate::metrics::Catalogue,
+    tools: &crate::tools::locate::ToolSearch,
     bounds: crate::import::Bounds,
 ) -> Result<Vec<Option<LineReport>>, Error> {
     (inputs.iter())
         .map(|p| {
-            // A `coalprof triton` run folder: its rows from the engine's document.
+            let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
+            let opts = crate::lines::Options::default();
             if let Some(doc) = crate::triton::folder(p) {
-                let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
-                let opts = crate::lines::Options::default();
                 return crate::triton::line_report(&crate::triton::read_folder(&doc)?, &opts, catalogue, &mut sources)
                     .map(Some);
             }
-            if crate::import::kind(p)? != crate::import::Kind::NcuRep {
-                return Ok(None);
+            if let Some(folder) = crate::measure::sim::sim_folder(p) {
+                // The simulator only demangles the kernels' names; without it they stay mangled
+                // on both sides (the results' rows were named the same way when it was absent).
+                let sim = tools.gpgpusim().ok();
+                let report = crate::measure::sim::line_report(&[folder], &opts, catalogue, &mut sources, sim.as_ref())?;
+                return Ok(Some(report));
             }
-            let mut sources = crate::lines::source::Sources::new(source_root.to_path_buf());
-            let opts = crate::lines::Options::default();
-            let report = std::slice::from_ref(p);
+            // A run folder of `profile -- PROGRAM` keeps the report it measured beside its
+            // results; coalprof wrote that one, so it is read without the bounds.
+            let measured = p.join("report.ncu-rep");
+            let (report, bounds) = if p.is_dir() && measured.is_file() {
+                (measured, crate::import::Bounds::Lifted)
+            } else if crate::import::kind(p)? == crate::import::Kind::NcuRep {
+                (p.clone(), bounds)
+            } else {
+                return Ok(None);
+            };
+            let report = std::slice::from_ref(&report);
             crate::lines::report(report, bounds, &opts, catalogue, &mut sources, &mut |_| None).map(Some)
+        })
+        .collect()
+}
         })
         .collect()
 }
@@ -163,8 +181,8 @@ pub fn run(
     run_printing(settings, inputs, format, Code::new(), &Needs::new(), out, log)
 }
 
-/// [`run`], printing the verdicts in `format` on stdout (any but JSON and HTML: the table), the
-/// HTML page with each line's `code`; `needs` says what a skipped metric is made of.
+/// [`run`], printing the verdicts in `format` on stdout (`render::render_check`'s formats; the
+/// HTML page with each line's `code`); `needs` says what a skipped metric is made of.
 /// Where every check was skipped, a warning says so and why: nothing was compared, so the
 /// gate does not read as passed (the exit code stays 0: no rule failed).
 pub(crate) fn run_printing(
@@ -185,8 +203,9 @@ pub(crate) fn run_printing(
     report.code = code;
     let mut errors = Vec::new();
     let text = crate::render::render_check(&report, format, &Style::plain(settings.color, settings.width))?;
-    // JSON and HTML are the formats with a shape of their own; every other is the table.
-    let table = !matches!(format, Format::Json | Format::Html);
+    // The table and the markdown are text for people: annotations follow them on stdout. JSON,
+    // CSV and HTML are parsed: nothing else may share stdout with them.
+    let table = matches!(format, Format::Table | Format::Markdown);
     // Beside annotations, the table is fenced: nothing in it can be read as a workflow command.
     let text = if settings.github && table { github::fenced(&text) } else { text };
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -71,6 +71,11 @@ fn simulated_lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> R
             s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
         ));
     }
+    // What the rows cannot say (no `-lineinfo`; accesses inside CUDA headers put on their call
+    // sites), as for reports.
+    for n in &report.notices {
+        crate::messages::note(n);
+    }
     super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
     if let Some(path) = &s.sarif {
         super::write_sarif(path, &report, &|_| "warning")?;

@@ -535,18 +535,25 @@ pub(super) fn finish(
         })
         .collect();
     out.sort_by(|(ga, a), (gb, b)| {
-        // Per group: waste first; among equals, the heaviest traffic; then by place, for stable output.
+        // Per group: waste first, global and shared on one scale (excess sectors and excess
+        // wavefronts are each a 32-byte or 128-byte transfer beyond the ideal: a 32-way bank
+        // conflict outranks a coalesced load); among equals, the heaviest traffic; then by
+        // place, for stable output.
         let key = |r: &LineRow| {
             let traffic = r.sectors.unwrap_or(0.0) + r.shared_wavefronts.unwrap_or(0.0);
-            (r.excess_sectors.unwrap_or(-1.0), r.shared_excess_wavefronts.unwrap_or(-1.0), traffic)
+            let excess = match (r.excess_sectors, r.shared_excess_wavefronts) {
+                (None, None) => -1.0,
+                (s, w) => s.unwrap_or(0.0) + w.unwrap_or(0.0),
+            };
+            (excess, traffic)
         };
         let (ka, kb) = (key(a), key(b));
         ga.cmp(gb)
             .then(kb.0.total_cmp(&ka.0))
             .then(kb.1.total_cmp(&ka.1))
-            .then(kb.2.total_cmp(&ka.2))
             .then((&a.file, a.line, a.pc_offset, a.kind).cmp(&(&b.file, b.line, b.pc_offset, b.kind)))
     });
+    say_advice_once(&mut out);
     let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
     Ok(out
         .into_iter()
@@ -558,9 +565,64 @@ pub(super) fn finish(
         .map(|(_, r)| r)
         .collect())
 }
+/// Advice that names no waste (a coalesced narrow access in a loop: "vectorise") is said once
+/// per kernel, on its heaviest line, naming how many more lines it fits: on every coalesced
+/// line of a kernel it would bury the line that wastes.
+fn say_advice_once(rows: &mut [(usize, LineRow)]) {
+    let mut first: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut more: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, (group, r)) in rows.iter_mut().enumerate() {
+        if r.waste.is_some() || r.diagnosis.is_none() {
+            continue;
+        }
+        if first.contains_key(group) {
+            r.diagnosis = None;
+            *more.entry(*group).or_default() += 1;
+        } else {
+            first.insert(*group, i);
+        }
+    }
+    for (group, n) in more {
+        if let Some(d) = first.get(&group).and_then(|&i| rows[i].1.diagnosis.as_mut()) {
+            d.push_str(&format!(" (and {n} more line{} of this kernel like it)", if n == 1 { "" } else { "s" }));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn advice_is_said_once_per_kernel_and_waste_on_every_line() {
+        let row = |diagnosis: Option<&str>, waste: Option<super::super::diagnose::Waste>| LineRow {
+            diagnosis: diagnosis.map(str::to_string),
+            waste,
+            ..LineRow::default()
+        };
+        let conflict = Some(super::super::diagnose::Waste::BankConflict);
+        let mut rows = vec![
+            (0, row(Some("32-way"), conflict)),
+            (0, row(Some("vectorise"), None)),
+            (0, row(Some("vectorise"), None)),
+            (0, row(Some("vectorise"), None)),
+            (0, row(Some("16-way"), conflict)),
+            (1, row(Some("vectorise"), None)),
+        ];
+        say_advice_once(&mut rows);
+        let said: Vec<Option<&str>> = rows.iter().map(|(_, r)| r.diagnosis.as_deref()).collect();
+        assert_eq!(
+            said,
+            [
+                Some("32-way"),
+                Some("vectorise (and 2 more lines of this kernel like it)"),
+                None,
+                None,
+                Some("16-way"),
+                Some("vectorise"),
+            ]
+        );
+    }
 
     fn launch(id: u64, kernel: &str, cubin: Option<&[u8]>, sectors: f64) -> (LaunchRecord, SourceCounters) {
         let pc = 0x1000u64;

@@ -3,6 +3,8 @@
 //! `metrics.toml`, so `[[gate]]` rules and baselines work on lines as they do on kernels; and
 //! the kernel metrics a report's per-line counters give where its kernel counters do not.
 
+use std::collections::BTreeMap;
+
 use crate::error::Result;
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
@@ -83,72 +85,151 @@ pub(crate) fn worst_lines(
         .collect()
 }
 
-/// Kernel metrics and the per-line metrics they are taken from where a kernel row lacks them:
-/// the same quantity over the kernel's global loads summed as one row. `true` for the pair
-/// that is taken together or not at all (sectors per request and its ideal: half from the
-/// kernel's counters and half from the per-line ones would be a ratio of two different counts).
-const FROM_LINES: [(&str, &str, bool); 3] = [
-    ("global_load_sectors_over_ideal", "line_sectors_over_ideal", false),
-    ("global_load_sectors_per_request", "line_sectors_per_request", true),
-    ("global_load_ideal_sectors_per_request", "line_ideal_sectors_per_request", true),
+/// One kernel metric a report's per-line counters can give: taken from the per-line metric
+/// `line_key` of the kernel's rows of access kind `op` summed as one row. A `pair` is taken
+/// together with its partner (sectors per request and its ideal) or where the kernel's own
+/// value equals its lines' (the same count: a simulated run's lines are its kernel's counters
+/// split), never half from the kernel's counters and half from the per-line ones.
+struct FromLines {
+    key: &'static str,
+    line_key: &'static str,
+    op: Op,
+    pair: Option<&'static str>,
+}
+
+/// Kernel metrics and the per-line metrics they are taken from where a kernel row lacks them.
+const FROM_LINES: [FromLines; 8] = [
+    FromLines {
+        key: "global_load_sectors_over_ideal",
+        line_key: "line_sectors_over_ideal",
+        op: Op::GlobalLoad,
+        pair: None,
+    },
+    FromLines {
+        key: "global_load_sectors_per_request",
+        line_key: "line_sectors_per_request",
+        op: Op::GlobalLoad,
+        pair: Some("global_load_ideal_sectors_per_request"),
+    },
+    FromLines {
+        key: "global_load_ideal_sectors_per_request",
+        line_key: "line_ideal_sectors_per_request",
+        op: Op::GlobalLoad,
+        pair: Some("global_load_sectors_per_request"),
+    },
+    FromLines {
+        key: "global_store_sectors_over_ideal",
+        line_key: "line_sectors_over_ideal",
+        op: Op::GlobalStore,
+        pair: None,
+    },
+    FromLines {
+        key: "global_store_sectors_per_request",
+        line_key: "line_sectors_per_request",
+        op: Op::GlobalStore,
+        pair: Some("global_store_ideal_sectors_per_request"),
+    },
+    FromLines {
+        key: "global_store_ideal_sectors_per_request",
+        line_key: "line_ideal_sectors_per_request",
+        op: Op::GlobalStore,
+        pair: Some("global_store_sectors_per_request"),
+    },
+    FromLines {
+        key: "shared_load_wavefronts_over_ideal",
+        line_key: "line_shared_wavefronts_per_ideal",
+        op: Op::SharedLoad,
+        pair: None,
+    },
+    FromLines {
+        key: "shared_store_wavefronts_over_ideal",
+        line_key: "line_shared_wavefronts_per_ideal",
+        op: Op::SharedStore,
+        pair: None,
+    },
 ];
 
 /// The kernel metrics [`fill_kernel_metrics`] can give a row, for commands that decide whether
 /// to read a report per line.
 pub(crate) fn fillable() -> impl Iterator<Item = &'static str> {
-    FROM_LINES.iter().map(|(k, _, _)| *k)
+    FROM_LINES.iter().map(|f| f.key)
 }
 
-/// Give each kernel row of `results` the coalescing metrics its kernel counters could not (a
-/// report without `global_load_bytes_requested` and friends has no ideal), from the report's
-/// per-instruction counters: the `[line_counter.*]` values of the kernel's global-load rows
-/// summed into one row and derived by the same `[line.*]` formulas `lines` uses, so the
-/// kernel's value is its lines' taken together. A row says so in a note. Rows the report has
-/// no global load for, and metrics a row has (or has broken), are left as they are.
-pub(crate) fn fill_kernel_metrics(results: &mut Results, report: &LineReport, catalogue: &Catalogue) -> Result<()> {
+/// Give each kernel row of `results` the waste metrics its kernel counters could not (a report
+/// without `global_load_bytes_requested` and friends has no load ideal; no kernel counter says a
+/// store's or a shared access's width), from the per-line counters: the `[line_counter.*]`
+/// values of the kernel's rows of one access kind summed into one row and derived by the same
+/// `[line.*]` formulas `lines` uses, so the kernel's value is its lines' taken together. A row
+/// says so in a note where `say` (a report's kernel counters and its per-line ones are counted
+/// apart; a simulated run's lines are its kernel's counters split, nothing to say). Metrics a
+/// row has (or has broken) are left as they are.
+pub(crate) fn fill_kernel_metrics(
+    results: &mut Results,
+    report: &LineReport,
+    catalogue: &Catalogue,
+    say: bool,
+) -> Result<()> {
     let derivation = Derivation::lines(catalogue)?;
-    let loads: Vec<&LineRow> = report.rows.iter().filter(|r| r.kind == Some(Op::GlobalLoad)).collect();
     let kernel_rows: Vec<usize> = (results.rows.iter().enumerate())
-        .filter(|(_, row)| row.line.is_none() && FROM_LINES.iter().any(|(k, _, _)| wants(row, k)))
+        .filter(|(_, row)| row.line.is_none() && FROM_LINES.iter().any(|f| wants(row, f.key)))
         .map(|(i, _)| i)
         .collect();
-    let mut summed: Vec<(usize, Row)> = Vec::new();
+    let ops = [Op::GlobalLoad, Op::GlobalStore, Op::SharedLoad, Op::SharedStore];
+    // (kernel row, access kind) → its lines summed as one row.
+    let mut summed: Vec<(usize, Op, Row)> = Vec::new();
     for i in kernel_rows {
         let row = &results.rows[i];
-        let mine: Vec<&&LineRow> = loads.iter().filter(|l| same_kernel(row, l)).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let mut metrics = Metrics::new();
-        // Only counters every row has: a sum over some of the lines is no kernel's count.
-        for key in catalogue.line_counters.keys() {
-            let values: Option<Vec<f64>> = mine.iter().map(|l| l.metrics.get(key).copied()).collect();
-            if let Some(v) = values {
-                metrics.insert(key.clone(), v.iter().sum());
+        for op in ops {
+            let mine: Vec<&LineRow> =
+                report.rows.iter().filter(|l| l.kind == Some(op) && same_kernel(row, l)).collect();
+            if mine.is_empty() {
+                continue;
             }
+            let mut metrics = Metrics::new();
+            // Only counters every row has: a sum over some of the lines is no kernel's count.
+            for key in catalogue.line_counters.keys() {
+                let values: Option<Vec<f64>> = mine.iter().map(|l| l.metrics.get(key).copied()).collect();
+                if let Some(v) = values {
+                    metrics.insert(key.clone(), v.iter().sum());
+                }
+            }
+            summed.push((i, op, Row { metrics, ..Row::new(row.kernel.clone(), Source::Measured) }));
         }
-        summed.push((i, Row { metrics, ..Row::new(row.kernel.clone(), Source::Measured) }));
     }
-    let (at, mut sums): (Vec<usize>, Vec<Row>) = summed.into_iter().unzip();
+    let mut sums: Vec<Row> = summed.iter().map(|(_, _, r)| r.clone()).collect();
     derivation.fill(&mut sums)?;
-    for (i, sum) in at.into_iter().zip(sums) {
-        let row = &mut results.rows[i];
-        let mut taken = Vec::new();
-        let pair_missing = FROM_LINES.iter().filter(|(_, _, pair)| *pair).all(|(k, _, _)| wants(row, k));
-        for (key, line_key, pair) in FROM_LINES {
-            let Some(v) = sum.metrics.get(line_key) else { continue };
-            if wants(row, key) && (!pair || pair_missing) {
-                row.metrics.insert(key.to_string(), *v);
-                taken.push(format!("`{key}`"));
+    let mut taken: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for ((i, op, _), sum) in summed.iter().zip(&sums) {
+        let row = &mut results.rows[*i];
+        let line = |k: &str| sum.metrics.get(k).copied();
+        let mut fills = Vec::new();
+        for f in FROM_LINES.iter().filter(|f| f.op == *op) {
+            let Some(v) = line(f.line_key) else { continue };
+            if !wants(row, f.key) {
+                continue;
+            }
+            let ok = match f.pair.and_then(|p| FROM_LINES.iter().find(|g| g.key == p)) {
+                None => true,
+                Some(partner) => match row.metrics.get(partner.key) {
+                    None => wants(row, partner.key),
+                    Some(own) => line(partner.line_key).is_some_and(|l| (l - own).abs() <= 1e-9 * own.abs().max(1.0)),
+                },
+            };
+            if ok {
+                fills.push((f.key, v));
             }
         }
-        if !taken.is_empty() {
-            row.notes.push(format!(
-                "{} from the report's per-instruction counters (its global loads' L2 sectors and their ideal, \
-                 summed over its lines): the report lacks the kernel counters for them",
-                taken.join(", ")
-            ));
+        for (k, v) in fills {
+            row.metrics.insert(k.to_string(), v);
+            taken.entry(*i).or_default().push(format!("`{k}`"));
         }
+    }
+    for (i, keys) in taken.into_iter().filter(|_| say) {
+        results.rows[i].notes.push(format!(
+            "{} from the per-line counters (the kernel's accesses of that kind summed over its lines): the kernel's \
+             own counters do not give them",
+            keys.join(", ")
+        ));
     }
     Ok(())
 }
@@ -214,13 +295,13 @@ mod tests {
                 other_shape,
             ],
         );
-        fill_kernel_metrics(&mut results, &report, &Catalogue::builtin()).unwrap();
+        fill_kernel_metrics(&mut results, &report, &Catalogue::builtin(), true).unwrap();
         let m = |i: usize, k: &str| results.rows[i].metric(k);
         // The loads' sums: 360 sectors, 80 ideal, 20 requests; the store is no load.
         assert_eq!(m(0, "global_load_sectors_over_ideal"), Some(360.0 / 80.0));
         assert_eq!(m(0, "global_load_sectors_per_request"), Some(360.0 / 20.0));
         assert_eq!(m(0, "global_load_ideal_sectors_per_request"), Some(80.0 / 20.0));
-        assert!(results.rows[0].notes.iter().any(|n| n.contains("per-instruction counters")), "{:?}", results.rows[0]);
+        assert!(results.rows[0].notes.iter().any(|n| n.contains("per-line counters")), "{:?}", results.rows[0]);
         // A kernel's own sectors/request is kept, and no ideal of another count is set beside it.
         assert_eq!(m(1, "global_load_sectors_per_request"), Some(1.5));
         assert_eq!(m(1, "global_load_ideal_sectors_per_request"), None);
@@ -233,8 +314,8 @@ mod tests {
     #[test]
     fn the_metrics_filled_are_the_catalogues() {
         let c = Catalogue::builtin();
-        for (key, line_key, _) in FROM_LINES {
-            assert!(c.derived(key).is_some() && c.line_metric(line_key).is_some(), "{key} ← {line_key}");
+        for f in FROM_LINES {
+            assert!(c.derived(f.key).is_some() && c.line_metric(f.line_key).is_some(), "{} ← {}", f.key, f.line_key);
         }
     }
 

@@ -15,8 +15,11 @@ use crate::parse::gpgpusim::{Access, Direction, LineStats, Space};
 /// One memory instruction line of a kernel, with what the simulator counted for it.
 #[derive(Debug, Clone)]
 pub(crate) struct SimLine {
-    /// The source file and line its `.loc` names (`None` without `-lineinfo`).
+    /// The source file and line its `.loc` names (`None` without `-lineinfo`): for an access
+    /// inside a CUDA header, the user's line that called it.
     pub source: Option<(String, u32)>,
+    /// The CUDA header's file and line an access was made in, when `source` is its call site.
+    pub header: Option<(String, u32)>,
     /// The PTX file and line, for rows that have no source line.
     pub ptx: (String, u32),
     pub access: Access,
@@ -29,6 +32,15 @@ pub(crate) struct SimKernel {
     pub kernel: String,
     pub launches: u64,
     pub lines: Vec<SimLine>,
+}
+
+/// Whether `path` is a header of the CUDA toolkit (its `include/` folder: intrinsics, CUB,
+/// Thrust, cooperative groups), whose accesses belong to the user's line that called them.
+pub(crate) fn is_toolkit_header(path: &str) -> bool {
+    let p = path.replace('\\', "/");
+    let header = [".h", ".hpp", ".cuh", ".inl"].iter().any(|e| p.ends_with(e));
+    let toolkit = ["cuda", "/cub/", "/thrust/", "cooperative_groups"].iter().any(|d| p.contains(d));
+    header && p.contains("/include/") && toolkit
 }
 
 /// The access kind of a simulated line.
@@ -91,6 +103,22 @@ pub(crate) fn build(
                 k.kernel
             ));
         }
+        // Accesses made inside CUDA headers stand on the user's lines that called them; where
+        // they were made is said beside, once per kernel.
+        let inlined: std::collections::BTreeSet<String> = (k.lines.iter())
+            .filter_map(|l| {
+                let ((hf, hl), (cf, cl)) = (l.header.as_ref()?, l.source.as_ref()?);
+                let name = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+                Some(format!("{}:{cl} (inside {}:{hl})", name(cf), name(hf)))
+            })
+            .collect();
+        if !inlined.is_empty() {
+            notices.push(format!(
+                "`{}`: accesses inside CUDA headers are counted on the lines that called them: {}",
+                k.kernel,
+                inlined.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
         // One row per source line and access kind (a line's load and its store apart), or per
         // PTX line where there is no source line; by instruction: per PTX line.
         type Key = (Option<(String, u32)>, Option<u32>, Op);
@@ -130,6 +158,7 @@ mod tests {
         }
         SimLine {
             source: Some(("app.cu".into(), file_line)),
+            header: None,
             ptx: ("app.ptx".into(), 40 + file_line),
             access: Access { space, direction: Direction::Load, bytes },
             stats,
@@ -144,7 +173,9 @@ mod tests {
             lines: vec![
                 line(10, Space::Global, 4, 8, 32),
                 line(12, Space::Global, 4, 8, 256),
-                line(14, Space::Shared, 4, 8, 256),
+                // A 16-way conflict: 8 × 15 = 120 excess wavefronts, below the stride's 224
+                // excess sectors.
+                line(14, Space::Shared, 4, 8, 128),
             ],
         };
         let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
@@ -156,7 +187,39 @@ mod tests {
         assert_eq!((worst.excess_sectors, worst.excess_share), (Some(224.0), Some(1.0)));
         assert!(worst.diagnosis.as_deref().unwrap().contains("32.0 sectors/request"), "{:?}", worst.diagnosis);
         let shared = r.rows.iter().find(|r| r.line == Some(14)).unwrap();
-        assert_eq!((shared.shared_wavefronts, shared.shared_ideal_wavefronts), (Some(256.0), Some(8.0)));
+        assert_eq!((shared.shared_wavefronts, shared.shared_ideal_wavefronts), (Some(128.0), Some(8.0)));
+        assert_eq!(r.rows[1].line, Some(14), "the conflict ranks above the coalesced load");
         assert!(r.rows.iter().find(|r| r.line == Some(10)).unwrap().diagnosis.is_none(), "4 sectors/request is ideal");
+    }
+
+    #[test]
+    fn a_kernels_only_waste_a_32_way_conflict_ranks_first() {
+        // A `[32][32]` tile read down a column: 8 warps, 32 wavefronts each (ideal 1); the
+        // coalesced load beside it (8 warps × 4 sectors, its ideal) wastes nothing, and used to
+        // rank first for having excess sectors (0) where the shared line had none.
+        let k = SimKernel {
+            kernel: "tile".into(),
+            launches: 1,
+            lines: vec![line(10, Space::Global, 4, 8, 8 * 4), line(12, Space::Shared, 4, 8, 8 * 32)],
+        };
+        let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
+        let r = build(vec![k], &Options::default(), &Catalogue::builtin(), &mut sources).unwrap();
+        assert_eq!(r.rows[0].line, Some(12), "{:?}", r.rows);
+        assert_eq!(r.rows[0].shared_wavefronts_per_ideal, Some(32.0));
+    }
+
+    #[test]
+    fn a_header_access_stands_on_its_call_site_with_the_header_said_beside() {
+        assert!(is_toolkit_header("/opt/cuda11/bin/../include/sm_32_intrinsics.hpp"));
+        assert!(is_toolkit_header("/home/u/.coalprof/cuda/include/cub/block/block_load.cuh"));
+        assert!(!is_toolkit_header("/home/u/app/include/mine.cuh"), "a user's own header is theirs");
+        assert!(!is_toolkit_header("/home/u/cuda-app/app.cu"));
+        let mut l = line(4, Space::Global, 4, 8, 256);
+        l.header = Some(("/opt/cuda11/include/sm_32_intrinsics.hpp".into(), 134));
+        let k = SimKernel { kernel: "k".into(), launches: 1, lines: vec![l] };
+        let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
+        let r = build(vec![k], &Options::default(), &Catalogue::builtin(), &mut sources).unwrap();
+        assert_eq!(r.rows[0].line, Some(4));
+        assert!(r.notices.iter().any(|n| n.contains("app.cu:4 (inside sm_32_intrinsics.hpp:134)")), "{:?}", r.notices);
     }
 }

@@ -470,10 +470,16 @@ pub(crate) fn simulate_program(
         ));
     }
     let mut sources = crate::lines::source::Sources::new(p.source_root.to_path_buf());
-    let opts = crate::lines::Options { kernel: p.kernel.cloned(), top: Some(3), ..Default::default() };
+    // Every line, for the kernel metrics no kernel counter gives (a store's and a shared
+    // access's ideal), then the three worst of each kernel.
+    let opts = crate::lines::Options { kernel: p.kernel.cloned(), ..Default::default() };
+    let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
+    let mut results = crate::results::Results::new(crate::results::Provenance::new("sim"), rows);
+    crate::lines::gate::fill_kernel_metrics(&mut results, &lines, catalogue, false)?;
+    let opts = crate::lines::Options { top: Some(3), ..opts };
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
     let worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
-    Ok(ProgramRun { rows, notices, worst_lines, seconds: run.elapsed.as_secs_f64() })
+    Ok(ProgramRun { rows: results.rows, notices, worst_lines, seconds: run.elapsed.as_secs_f64() })
 }
 
 /// The per-line report of run folders `profile --backend sim` saved (`lines RUN`): the rows
@@ -519,8 +525,17 @@ pub(crate) fn sim_kernels(run: &SimRun, names: &BTreeMap<String, String>) -> Vec
         if !inst.is_entry || inst.function.starts_with(HARNESS_PREFIX) {
             continue;
         }
+        // An access inside a CUDA header (`__ldg`, `__stcs`: `sm_32_intrinsics.hpp`) belongs to
+        // the user's line that called it; the header's line is kept beside it.
+        let (source, header) = match (&inst.source, &inst.call_site) {
+            (Some(h), Some(call)) if crate::lines::sim::is_toolkit_header(&h.0) => {
+                (Some(call.clone()), Some(h.clone()))
+            }
+            (s, _) => (s.clone(), None),
+        };
         by_kernel.entry(&inst.function).or_default().push(crate::lines::sim::SimLine {
-            source: inst.source.clone(),
+            source,
+            header,
             ptx: (st.ptx_file.clone(), st.ptx_line),
             access,
             stats: st.clone(),

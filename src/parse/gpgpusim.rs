@@ -122,6 +122,9 @@ pub struct PtxInstruction {
     /// The source file and line of the `.loc` in force (the inlined callee's own line when
     /// `.loc` says `inlined_at`), if the PTX was made with `-lineinfo`.
     pub source: Option<(String, u32)>,
+    /// Where the callee of an inlined `.loc` was called (its `inlined_at`: one level, as the
+    /// PTX says it), so an access inside a CUDA header can be put on the user's line.
+    pub call_site: Option<(String, u32)>,
 }
 
 /// A parsed PTX file: its instructions by line.
@@ -139,7 +142,7 @@ impl Ptx {
         let mut found: Vec<Found> = Vec::new();
         let mut function: Option<(String, bool)> = None;
         let mut depth = 0usize;
-        let mut loc: Option<(u32, u32)> = None;
+        let mut loc: Option<Loc> = None;
         let mut pending: Option<(String, bool)> = None;
         for (i, raw) in text.lines().enumerate() {
             let n = i as u32 + 1;
@@ -186,9 +189,13 @@ impl Ptx {
         let instructions = found
             .into_iter()
             .map(|(n, function, is_entry, opcode, loc)| {
-                let source = loc.and_then(|(f, line)| Some((files.get(&f)?.clone(), line))).filter(|(_, l)| *l > 0);
+                let place = |at: Option<(u32, u32)>| {
+                    at.and_then(|(f, line)| Some((files.get(&f)?.clone(), line))).filter(|(_, l)| *l > 0)
+                };
+                let source = place(loc.map(|l| l.at));
+                let call_site = place(loc.and_then(|l| l.inlined_at));
                 let access = access_of(&opcode);
-                (n, PtxInstruction { function, is_entry, opcode, access, source })
+                (n, PtxInstruction { function, is_entry, opcode, access, source, call_site })
             })
             .collect();
         Ptx { instructions }
@@ -197,7 +204,14 @@ impl Ptx {
 
 /// An instruction line before `.file` (at the end of nvcc's PTX) names its files: line,
 /// function, is_entry, opcode, the `.loc` file id and line.
-type Found = (u32, String, bool, String, Option<(u32, u32)>);
+type Found = (u32, String, bool, String, Option<Loc>);
+
+/// A `.loc`: its file id and line, and those of its `inlined_at`, if any.
+#[derive(Debug, Clone, Copy)]
+struct Loc {
+    at: (u32, u32),
+    inlined_at: Option<(u32, u32)>,
+}
 
 fn strip_comment(l: &str) -> &str {
     match l.find("//") {
@@ -230,11 +244,17 @@ fn parse_file(rest: &str) -> Option<(u32, String)> {
     Some((id.parse().ok()?, path.to_string()))
 }
 
-/// ` 1 23 5` or ` 1 2 106, function_name $L__info_string0, inlined_at 1 5 25` → (file, line).
-fn parse_loc(rest: &str) -> Option<(u32, u32)> {
-    let head = rest.split(',').next()?;
-    let mut it = head.split_whitespace().map(str::parse::<u32>);
-    Some((it.next()?.ok()?, it.next()?.ok()?))
+/// ` 1 23 5` → (1, 23); ` 1 2 106, function_name $L__info_string0, inlined_at 1 5 25` →
+/// (1, 2) inlined at (1, 5).
+fn parse_loc(rest: &str) -> Option<Loc> {
+    let file_line = |text: &str| -> Option<(u32, u32)> {
+        let mut it = text.split_whitespace().map(str::parse::<u32>);
+        Some((it.next()?.ok()?, it.next()?.ok()?))
+    };
+    let mut parts = rest.split(',');
+    let at = file_line(parts.next()?)?;
+    let inlined_at = parts.find_map(|p| p.trim().strip_prefix("inlined_at")).and_then(file_line);
+    Some(Loc { at, inlined_at })
 }
 
 /// The opcode of an instruction line (`@%p1 bra $L;` → `bra`, `ld.global.f32 %f1, [%rd4];`
@@ -441,6 +461,7 @@ $L__info_string0:
         let ld = at(20);
         assert_eq!(ld.access, Some(Access { space: Space::Global, direction: Direction::Load, bytes: 16 }));
         assert_eq!(ld.source, Some(("/tmp/k/t.cu".into(), 2)), "the inlined callee's own line");
+        assert_eq!(ld.call_site, Some(("/tmp/k/t.cu".into(), 5)), "and where it was called");
         let st = at(22);
         assert_eq!(st.access, Some(Access { space: Space::Global, direction: Direction::Store, bytes: 4 }));
         assert_eq!(st.source, Some(("/tmp/k/t.cu".into(), 5)));

@@ -118,15 +118,21 @@ pub(crate) fn render_compare(c: &crate::compare::Comparison, format: Format, sty
     }
 }
 
-/// Render `coalprof check`'s verdicts in `format`: every check as JSON, the HTML page, or (any
-/// other format) the verdict table. The CI outputs beside it are `gate::{junit, github,
-/// markdown}`'s.
+/// Render `coalprof check`'s verdicts in `format`: the verdict table, the markdown summary,
+/// every check as JSON or CSV, the HTML page; any other format is a usage error (exit 2), never
+/// the table in its place. The CI outputs beside it are `gate::{junit, github, markdown}`'s.
 pub(crate) fn render_check(report: &crate::gate::Report, format: Format, style: &Style) -> Result<String> {
     match format {
         Format::Json => {
             Ok(serde_json::to_string_pretty(report).map_err(|e| crate::error::Error::encoding("JSON", e))? + "\n")
         }
         Format::Html => Ok(html::check(report)),
-        _ => Ok(gate::table::render(report, style.color, style.width)),
+        Format::Table => Ok(gate::table::render(report, style.color, style.width)),
+        Format::Markdown => Ok(gate::markdown::render(report)),
+        Format::Csv => gate::csv::render(report),
+        // No silent table in their place: a format the verdicts are not written in is refused.
+        Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger | Format::Svg => {
+            Err(format.unsupported("check"))
+        }
     }
 }

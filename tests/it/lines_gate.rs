@@ -133,7 +133,7 @@ fn a_baseline_keys_lines_so_a_moved_line_is_new_and_missing() {
 /// no rules file it now warns (exit 0) on exactly the instructions `lines` shows above twice
 /// their ideal sectors/request (`lines` itself is held to NVIDIA's `ncu_report` in
 /// `lines.rs`), in the table, the annotations, JUnit and SARIF, and the kernel's own check
-/// reads its ideal from the same counters instead of skipping.
+/// reads its ideal from the same counters instead of skipping; its stores, taken together, warn.
 #[test]
 fn the_default_gate_warns_on_a_real_report_without_kernel_ideals() {
     let report = fixture("ncu-rep/bwd29-self-join-MiSTIC_profileBIGCROSS3.out_2020.3.0.ncu-rep");
@@ -161,8 +161,26 @@ fn the_default_gate_warns_on_a_real_report_without_kernel_ideals() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("coalprof check: gate passed with warnings")), "{stdout}");
-    // Every warning is a per-line one, on one of those instructions, and each has one.
-    let mut warned: Vec<String> = (stdout.lines().filter(|l| l.starts_with("WARN ")))
+    // The kernel's stores taken together (every store instruction's sectors over their ideal,
+    // summed) are above twice their ideal too: the one kernel-level warning.
+    let stores = |k: &str| -> f64 {
+        (lines["rows"].as_array().unwrap().iter())
+            .filter(|r| r["op"] == "global store")
+            .map(|r| r[k].as_f64().unwrap())
+            .sum()
+    };
+    let store_over_ideal = stores("sectors") / stores("ideal_sectors");
+    assert!(store_over_ideal > 2.0, "{store_over_ideal}");
+    let kernel_warnings: Vec<&str> = stdout.lines().filter(|l| l.starts_with("WARN ") && !l.contains(" @ ")).collect();
+    assert_eq!(kernel_warnings.len(), 1, "{stdout}");
+    assert!(
+        kernel_warnings[0].contains("global_store_sectors_over_ideal")
+            && kernel_warnings[0].contains(&format!("{:.3}", store_over_ideal).trim_end_matches('0').to_string()),
+        "{}: {store_over_ideal}",
+        kernel_warnings[0]
+    );
+    // Every other warning is a per-line one, on one of those instructions, and each has one.
+    let mut warned: Vec<String> = (stdout.lines().filter(|l| l.starts_with("WARN ") && l.contains(" @ ")))
         .map(|l| {
             assert!(l.contains("line_sectors_over_ideal"), "{l}");
             let at = l.find(" @ ").unwrap() + 3;
@@ -171,7 +189,7 @@ fn the_default_gate_warns_on_a_real_report_without_kernel_ideals() {
         .collect();
     warned.sort();
     assert_eq!(warned, wasteful, "{stdout}");
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("::warning ")).count(), wasteful.len(), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("::warning ")).count(), wasteful.len() + 1, "{stdout}");
     let kernel = (stdout.lines())
         .find(|l| l.contains("global_load_sectors_over_ideal"))
         .unwrap_or_else(|| panic!("the kernel is checked: {stdout}"));

@@ -9,6 +9,7 @@ mod bad_input;
 mod benchmark; // `--format bencher` and `github-benchmark` against their documented shapes
 mod browser; // headless Chromium for the HTML tests
 mod check; // `coalprof check`: rules × fixture runs × baseline → outputs and exit codes
+mod check_waste; // the default gate on a store, a bank conflict and a padded tile: simulated, and a fake report
 mod compare; // `coalprof compare`: runs and reports side by side, every format
 mod docs; // every console example of README.md and docs/ runs (trycmd)
 mod fake_gpu; // `run --backend ncu` end to end through the fakes of tests/fake_gpu/

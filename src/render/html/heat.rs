@@ -151,7 +151,7 @@ fn hot_line(line: u32, rows: &[(usize, &LineRow)], code: Option<&str>) -> Markup
             @for (rank, r) in rows { (sass_row(*rank, r)) (diagnosis(r)) }
         } @else {
             @for (rank, r) in rows {
-                @let share = r.excess_share.unwrap_or(0.0).clamp(0.0, 1.0);
+                @let share = heat_of(r.excess_share, r.shared_wavefronts_per_ideal);
                 tr.hot.worst[*rank == 1] style={ "--share:" (format!("{share:.3}")) }
                     data-rank=(rank) data-line=(line) data-file=[r.file.as_deref()] {
                     td.ln { (line) }
@@ -164,9 +164,17 @@ fn hot_line(line: u32, rows: &[(usize, &LineRow)], code: Option<&str>) -> Markup
     }
 }
 
+/// How hot a row is shaded (0–1): its share of the kernel's excess sectors, or for a shared
+/// access the share of its wavefronts beyond the ideal (`1 − 1/n` for an n-way conflict: 0.97
+/// for 32-way), so a bank conflict is marked as load waste is.
+pub(super) fn heat_of(excess_share: Option<f64>, ways: Option<f64>) -> f64 {
+    let shared = ways.filter(|&n| n > 1.0).map_or(0.0, |n| 1.0 - 1.0 / n);
+    excess_share.unwrap_or(0.0).max(shared).clamp(0.0, 1.0)
+}
+
 /// An instruction row: its offset and SASS, its numbers.
 fn sass_row(rank: usize, r: &LineRow) -> Markup {
-    let share = r.excess_share.unwrap_or(0.0).clamp(0.0, 1.0);
+    let share = heat_of(r.excess_share, r.shared_wavefronts_per_ideal);
     let pc = r.pc_offset.map(|pc| format!("+{pc:#x}")).unwrap_or_default();
     html! {
         tr.hot.sass.worst[rank == 1] style={ "--share:" (format!("{share:.3}")) }

@@ -101,7 +101,8 @@ fn metric_cell(r: &Row, c: &Column) -> Markup {
     html! { td class=(super::cell_class(class)) data-key=(c.key) data-v=[value.map(|v| v.to_string())] data-predicted=[predicted] { (cell(r, c)) } }
 }
 
-/// The launch's worst lines, code and numbers, shaded by their share of the kernel's excess.
+/// The launch's worst lines, code and numbers, shaded by their share of the kernel's excess
+/// (a shared access by its wavefronts beyond the ideal).
 fn worst_lines(lines: &[&WorstLine]) -> Markup {
     if lines.is_empty() {
         return html! {};
@@ -112,7 +113,7 @@ fn worst_lines(lines: &[&WorstLine]) -> Markup {
             thead { tr { th { "launch" } th { "line" } th { "op" } th { "sect/req (ideal)" } th { "excess" } th { "share" } th { "smem ways" } th { "code" } } }
             tbody {
                 @for w in lines {
-                    @let share = w.excess_share.unwrap_or(0.0).clamp(0.0, 1.0);
+                    @let share = super::heat::heat_of(w.excess_share, w.shared_ways);
                     tr.hot style={ "--share:" (format!("{share:.3}")) } data-location=(w.location) {
                         td { code { (w.variant.clone().unwrap_or_else(|| crate::results::ranked(&w.kernel, w.rank))) } }
                         td { code { (w.location) } }
