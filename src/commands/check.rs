@@ -132,9 +132,6 @@ pub(crate) fn line_reports(
         })
         .collect()
 }
-        })
-        .collect()
-}
 
 /// SARIF of every line report; a result's level is the worst verdict of its line's checks
 /// (`error` for a failed rule, `warning` for a warned one or none, `note` where rules passed).

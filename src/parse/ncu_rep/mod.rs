@@ -266,7 +266,10 @@ impl Launches {
         if self.bounds == Bounds::Untrusted && len > cap && !self.framing.past_end(len) {
             return Err(ReadError::bound(
                 at,
-                format!("{what} claims {len} bytes, over the {} MiB bound for one (real ones stay far below)", cap >> 20),
+                format!(
+                    "{what} claims {len} bytes, over the {} MiB bound for one (real ones stay far below)",
+                    cap >> 20
+                ),
             ));
         }
         Ok(())
