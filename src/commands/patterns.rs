@@ -16,7 +16,13 @@ pub(crate) fn run(common: &Common, s: &PatternsSettings) -> Result<Exit> {
                 .collect();
             serde_json::to_string_pretty(&all).unwrap_or_default() + "\n"
         }
-        _ => listing(sizing, s.sizing.is_some()),
+        Format::Table | Format::Markdown => listing(sizing, s.sizing.is_some()),
+        other @ (Format::Csv
+        | Format::Html
+        | Format::Bencher
+        | Format::GithubBenchmark
+        | Format::GithubBenchmarkBigger
+        | Format::Svg) => return Err(other.unsupported("patterns")),
     };
     super::print(&text)?;
     Ok(Exit::Ok)

@@ -72,7 +72,14 @@ pub fn render(results: &Results, format: Format, style: &Style) -> Result<String
 pub fn render_with_plots(results: &Results, format: Format, style: &Style) -> Result<String> {
     match format {
         Format::Markdown => markdown::Markdown { plots: true }.render(results, style),
-        _ => render(results, format, style),
+        Format::Table
+        | Format::Json
+        | Format::Csv
+        | Format::Html
+        | Format::Bencher
+        | Format::GithubBenchmark
+        | Format::GithubBenchmarkBigger
+        | Format::Svg => render(results, format, style),
     }
 }
 
@@ -85,7 +92,9 @@ pub(crate) fn lines_exporter(format: Format) -> Box<dyn lines::LinesExporter> {
         Format::Json => Box::new(lines::json::Json),
         Format::Csv => Box::new(lines::csv::Csv),
         Format::Html => Box::new(html::Lines { context: Default::default() }),
-        other => Box::new(lines::Unsupported(other)),
+        other @ (Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger | Format::Svg) => {
+            Box::new(lines::Unsupported(other))
+        }
     }
 }
 
@@ -102,7 +111,9 @@ pub(crate) fn render_history(h: &crate::frame::history::History, format: Format,
         Format::Json => history::json(h),
         Format::Svg => Ok(history::svg(h, style)),
         Format::Html => Ok(html::history(h, style)),
-        other => Err(other.unsupported("history")),
+        other @ (Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger) => {
+            Err(other.unsupported("history"))
+        }
     }
 }
 
@@ -114,7 +125,9 @@ pub(crate) fn render_compare(c: &crate::compare::Comparison, format: Format, sty
         Format::Markdown => Ok(compare::grid::markdown(c)),
         Format::Table => Ok(compare::grid::table(c, style)),
         Format::Html => Ok(html::compare(c, style)),
-        other => Err(other.unsupported("compare")),
+        other @ (Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger | Format::Svg) => {
+            Err(other.unsupported("compare"))
+        }
     }
 }
 
