@@ -72,6 +72,46 @@ pub const REBUILD: &str = "coalprof profile --backend sim FILE.cu` (coalprof com
 const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into the \
     tool home), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
 
+/// The C++ libraries of a whole CUDA toolkit that Debian's CUDA 11.8 ships apart and
+/// `coalprof setup sim` adds (cooperative groups need libcu++): each with the header that
+/// marks it and the header and macro that give its version.
+pub const CXX_LIBRARIES: &[CxxLibrary] = &[
+    CxxLibrary { name: "libcu++", header: "cuda/std/type_traits", version_in: ("cuda/std/detail/__config", "_LIBCUDACXX_CUDA_API_VERSION", [1_000_000, 1000, 1000]) },
+    CxxLibrary { name: "CUB", header: "cub/cub.cuh", version_in: ("cub/version.cuh", "CUB_VERSION", [100_000, 100, 100]) },
+    CxxLibrary { name: "Thrust", header: "thrust/version.h", version_in: ("thrust/version.h", "THRUST_VERSION", [100_000, 100, 100]) },
+];
+
+/// One of [`CXX_LIBRARIES`].
+#[derive(Debug, Clone, Copy)]
+pub struct CxxLibrary {
+    /// `libcu++`, `CUB`, `Thrust`.
+    pub name: &'static str,
+    /// A header it has, relative to the toolkit's `include/`.
+    pub header: &'static str,
+    /// The header and macro of its version, and how the number encodes it: `[m, n, p]` for
+    /// `MAJOR·m + MINOR·n + PATCH` with `PATCH < p` (libcu++'s `1008001` is 1.8.1:
+    /// `[1_000_000, 1000, 1000]`; Thrust's and CUB's `101702` is 1.17.2: `[100_000, 100, 100]`).
+    pub version_in: (&'static str, &'static str, [u64; 3]),
+}
+
+impl CxxLibrary {
+    /// Whether the toolkit `cuda` has it.
+    pub fn in_toolkit(&self, cuda: &Path) -> bool {
+        cuda.join("include").join(self.header).is_file()
+    }
+
+    /// Its version in the toolkit `cuda` (`1.17.2`), if its version macro is readable.
+    pub fn version(&self, cuda: &Path) -> Option<String> {
+        let (file, name, [m, n, p]) = self.version_in;
+        let text = std::fs::read_to_string(cuda.join("include").join(file)).ok()?;
+        let v: u64 = text.lines().find_map(|l| {
+            let rest = l.trim_start().strip_prefix("#define")?.trim_start().strip_prefix(name)?;
+            rest.trim().parse().ok()
+        })?;
+        Some(format!("{}.{}.{}", v / m, (v % m) / n, v % p))
+    }
+}
+
 /// A located GPGPU-Sim and the CUDA ≤ 11 toolkit it works with.
 #[derive(Debug, Clone)]
 pub struct GpgpuSim {
