@@ -325,7 +325,7 @@ pub(crate) fn run_in(
     timeout: std::time::Duration,
 ) -> Result<SimRun> {
     check_mode(sim, mode)?;
-    let rejected = |log: &str| crate::parse::gpgpusim::failure(log).map(str::to_string);
+    let rejected = |log: &str| crate::parse::gpgpusim::failure(log);
     let (_, elapsed) = sim.run(program, args, dir, (mode, cuda), timeout, &rejected)?;
     let mut run = crate::parse::gpgpusim::read_run(dir)
         .map_err(|e| Error::input(dir, format!("`{}` ran under GPGPU-Sim, but {e}", program.display())))?;
