@@ -154,7 +154,11 @@ fn simulator_libraries(common: &Common) -> Option<Check> {
         Check {
             what: "sim-libs",
             ok: true,
-            detail: format!("{} in {} (cooperative groups, CUB, Thrust under `--backend sim`)", found.join(", "), include.display()),
+            detail: format!(
+                "{} in {} (cooperative groups, CUB, Thrust under `--backend sim`)",
+                found.join(", "),
+                include.display()
+            ),
             fix: None,
             optional: true,
         }

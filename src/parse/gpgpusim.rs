@@ -330,14 +330,17 @@ pub fn failure(log: &str) -> Option<String> {
     let lines: Vec<&str> = log.lines().map(str::trim).collect();
     for (i, l) in lines.iter().enumerate() {
         if let Some((place, _)) = l.split_once(" Syntax error") {
-            let instruction = lines[i + 1..].iter().find(|n| !n.is_empty()).map_or("", |n| n.trim_matches(['{', '}', ' ']));
+            let instruction =
+                lines[i + 1..].iter().find(|n| !n.is_empty()).map_or("", |n| n.trim_matches(['{', '}', ' ']));
             return Some(format!(
                 "the PTX `{instruction}` ({place}) is not something GPGPU-Sim can parse (GPGPU-Sim: `{l}`)"
             ));
         }
         if let Some(rest) = l.split_once("CUDA API function \"").map(|(_, r)| r) {
             let name = rest.split(['(', '"']).next().unwrap_or(rest);
-            return Some(format!("the CUDA runtime function `{name}` is not implemented in GPGPU-Sim (GPGPU-Sim: `{l}`)"));
+            return Some(format!(
+                "the CUDA runtime function `{name}` is not implemented in GPGPU-Sim (GPGPU-Sim: `{l}`)"
+            ));
         }
         if let Some(rest) = l.split_once("undefined symbol: ").map(|(_, r)| r) {
             let name = rest.split([',', ' ']).next().unwrap_or(rest);
@@ -529,7 +532,10 @@ $L__info_string0:
         assert!(e.starts_with("the CUDA runtime function `cudaMallocAsync` is not implemented"), "{e}");
         let loader = "./app: symbol lookup error: ./app: undefined symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0\n";
         let e = failure(loader).unwrap();
-        assert!(e.starts_with("the CUDA function `cudaGraphInstantiateWithFlags` is not in GPGPU-Sim's runtime"), "{e}");
+        assert!(
+            e.starts_with("the CUDA function `cudaGraphInstantiateWithFlags` is not in GPGPU-Sim's runtime"),
+            "{e}"
+        );
         let op = "GPGPU-Sim PTX: ERROR (app.ptx:12) instruction \"ldmatrix\" not (yet) implemented\n";
         assert!(failure(op).unwrap().starts_with("the PTX instruction `ldmatrix` is not implemented"));
     }

@@ -76,9 +76,21 @@ const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and th
 /// `coalprof setup sim` adds (cooperative groups need libcu++): each with the header that
 /// marks it and the header and macro that give its version.
 pub const CXX_LIBRARIES: &[CxxLibrary] = &[
-    CxxLibrary { name: "libcu++", header: "cuda/std/type_traits", version_in: ("cuda/std/detail/__config", "_LIBCUDACXX_CUDA_API_VERSION", [1_000_000, 1000, 1000]) },
-    CxxLibrary { name: "CUB", header: "cub/cub.cuh", version_in: ("cub/version.cuh", "CUB_VERSION", [100_000, 100, 100]) },
-    CxxLibrary { name: "Thrust", header: "thrust/version.h", version_in: ("thrust/version.h", "THRUST_VERSION", [100_000, 100, 100]) },
+    CxxLibrary {
+        name: "libcu++",
+        header: "cuda/std/type_traits",
+        version_in: ("cuda/std/detail/__config", "_LIBCUDACXX_CUDA_API_VERSION", [1_000_000, 1000, 1000]),
+    },
+    CxxLibrary {
+        name: "CUB",
+        header: "cub/cub.cuh",
+        version_in: ("cub/version.cuh", "CUB_VERSION", [100_000, 100, 100]),
+    },
+    CxxLibrary {
+        name: "Thrust",
+        header: "thrust/version.h",
+        version_in: ("thrust/version.h", "THRUST_VERSION", [100_000, 100, 100]),
+    },
 ];
 
 /// One of [`CXX_LIBRARIES`].

@@ -43,7 +43,11 @@ struct Profiled {
 impl Profiled {
     /// The line of the source holding `marker` (a `// MARKER` comment on the access), 1-based.
     fn line_of(&self, marker: &str) -> u64 {
-        let i = self.source.lines().position(|l| l.contains(marker)).unwrap_or_else(|| panic!("no {marker} in the program"));
+        let i = self
+            .source
+            .lines()
+            .position(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("no {marker} in the program"));
         i as u64 + 1
     }
 
@@ -52,16 +56,20 @@ impl Profiled {
         let n = self.line_of(marker);
         let rows = self.lines["rows"].as_array().unwrap();
         rows.iter()
-            .find(|r| r["line"].as_u64() == Some(n) && r["op"] == op && r["file"].as_str().is_some_and(|f| !f.contains("/include/")))
+            .find(|r| {
+                r["line"].as_u64() == Some(n)
+                    && r["op"] == op
+                    && r["file"].as_str().is_some_and(|f| !f.contains("/include/"))
+            })
             .unwrap_or_else(|| panic!("no {op} row on line {n} ({marker}): {rows:#?}"))
     }
 
     /// The results row of the kernel whose name starts with `prefix`.
     fn kernel(&self, prefix: &str) -> &serde_json::Value {
         let rows = self.results["rows"].as_array().unwrap();
-        rows.iter()
-            .find(|r| r["kernel"].as_str().is_some_and(|k| k.starts_with(prefix)))
-            .unwrap_or_else(|| panic!("no kernel {prefix}: {:?}", rows.iter().map(|r| &r["kernel"]).collect::<Vec<_>>()))
+        rows.iter().find(|r| r["kernel"].as_str().is_some_and(|k| k.starts_with(prefix))).unwrap_or_else(|| {
+            panic!("no kernel {prefix}: {:?}", rows.iter().map(|r| &r["kernel"]).collect::<Vec<_>>())
+        })
     }
 
     /// The simulator's PTX of the program (every kernel it holds, launched or not).
@@ -202,7 +210,10 @@ fn the_profiler_api_and_device_queries_of_cuda_samples_answer_as_a_v100() {
     // out[i] = in[2i]: a warp's loads span 32 × 8 bytes = 8 sectors; its stores 4.
     let n = 4096u64;
     let load = p.line("EVERY_OTHER", "global load");
-    assert_eq!((load["requests"].as_u64(), load["sectors"].as_u64()), (Some(warps(n)), Some(warps(n) * sectors(32 * 8))));
+    assert_eq!(
+        (load["requests"].as_u64(), load["sectors"].as_u64()),
+        (Some(warps(n)), Some(warps(n) * sectors(32 * 8)))
+    );
     let store = p.line("EVERY_OTHER", "global store");
     assert_eq!((store["requests"].as_u64(), store["sectors"].as_u64()), (Some(warps(n)), Some(sectors(n * 4))));
 }

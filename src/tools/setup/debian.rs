@@ -57,12 +57,7 @@ impl Apt {
     }
 
     /// The same for a `component` of the archive.
-    pub(super) fn of(
-        req: &Request,
-        component: Component,
-        for_what: &str,
-        otherwise: &str,
-    ) -> Result<Apt, SetupError> {
+    pub(super) fn of(req: &Request, component: Component, for_what: &str, otherwise: &str) -> Result<Apt, SetupError> {
         let apt_get = super::program(req.path.as_deref(), "apt-get").ok_or_else(|| {
             SetupError::cannot(
                 format!("{for_what} comes from Debian's archive, and this system has no apt-get"),
