@@ -358,6 +358,32 @@ pub fn runtime(program: &Path) -> Runtime {
 mod tests {
     use super::*;
 
+    /// The version macros as the Debian packages' headers define them (libcu++ 1.8.1's
+    /// `cuda/std/detail/__config`, Thrust's and CUB's 1.17.2 `version` headers).
+    #[test]
+    fn the_c_plus_plus_libraries_are_found_by_their_headers_and_versions_decoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let cuda = dir.path();
+        let write = |rel: &str, text: &str| {
+            let f = cuda.join("include").join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        };
+        assert!(CXX_LIBRARIES.iter().all(|l| !l.in_toolkit(cuda)));
+        write("cuda/std/type_traits", "");
+        write("cuda/std/detail/__config", "#define _LIBCUDACXX_CUDA_API_VERSION 1008001\n");
+        write("cub/cub.cuh", "");
+        write("cub/version.cuh", "/** the version */\n#define CUB_VERSION 101702\n");
+        write("thrust/version.h", "#define THRUST_VERSION_MAJOR 1\n#define THRUST_VERSION 101702\n");
+        let got: Vec<(bool, Option<String>)> =
+            CXX_LIBRARIES.iter().map(|l| (l.in_toolkit(cuda), l.version(cuda))).collect();
+        let want = |v: &str| (true, Some(v.to_string()));
+        assert_eq!(got, vec![want("1.8.1"), want("1.17.2"), want("1.17.2")]);
+        // CUDA 12.2's own Thrust, 2.1.0, the same way.
+        write("thrust/version.h", "#define THRUST_VERSION 200100\n");
+        assert_eq!(CXX_LIBRARIES[2].version(cuda).as_deref(), Some("2.1.0"));
+    }
+
     #[test]
     fn a_missing_simulator_names_what_is_missing_and_the_install_script() {
         let dir = tempfile::tempdir().unwrap();
