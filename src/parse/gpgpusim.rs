@@ -367,6 +367,15 @@ pub fn failure(log: &str) -> Option<String> {
         .map(|l| l.to_string())
 }
 
+/// Where a PTX syntax error the log reports is: the PTX file and line (`app.sm_70.ptx:44
+/// Syntax error:`).
+pub fn failure_place(log: &str) -> Option<(String, u32)> {
+    let line = log.lines().map(str::trim).find(|l| l.contains(" Syntax error"))?;
+    let (place, _) = line.split_once(" Syntax error")?;
+    let (file, n) = place.rsplit_once(':')?;
+    Some((file.to_string(), n.parse().ok()?))
+}
+
 /// The statistics file the simulator writes in its folder.
 pub const STATS_FILE: &str = "gpgpu_inst_stats.txt";
 
@@ -526,6 +535,8 @@ $L__info_string0:
         let syntax = "GPGPU-Sim PTX: Parsing app.sm_70.ptx\napp.sm_70.ptx:44 Syntax error:\n\n   \t{ mov.b32 %f1, {0,%rs1};}\n   \t                ^\n\nGPGPU-Sim PTX: finished parsing\n";
         let e = failure(syntax).unwrap();
         assert!(e.starts_with("the PTX `mov.b32 %f1, {0,%rs1};` (app.sm_70.ptx:44)"), "{e}");
+        assert_eq!(failure_place(syntax), Some(("app.sm_70.ptx".to_string(), 44)));
+        assert_eq!(failure_place("GPGPU-Sim PTX: Parser error in file x.ptx line 12\n"), None);
         assert!(e.contains("Syntax error"), "{e}");
         let api = "\n\nGPGPU-Sim PTX: Execution error: CUDA API function \"cudaMallocAsync()\" has not been implemented yet.\n";
         let e = failure(api).unwrap();

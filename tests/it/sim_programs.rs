@@ -337,6 +337,10 @@ int main() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(e.contains("GPGPU-Sim rejected") && e.contains("mov.b32 %f1, {0,%rs1}"), "{e}");
+    assert!(
+        e.contains("in kernel `widen(const __nv_bfloat16 *, float *)`, near widen.cu:3"),
+        "the kernel and line: {e}"
+    );
     assert!(e.contains("Syntax error"), "the simulator's own words beneath: {e}");
     assert!(out.stdout.is_empty(), "no results of a half run");
     let run = only_run(dir.path());
