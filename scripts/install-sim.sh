@@ -3,7 +3,8 @@
 #! through `coalprof setup sim` with `COALPROF_HOME=.tools` (src/tools/setup/sim.rs, the code an
 #! installed coalprof runs): GPGPU-Sim's build dependencies from Debian main (apt-get, as root),
 #! the CUDA 11.8 toolkit from Debian bookworm non-free as one folder `.tools/cuda11/` (or a link
-#! to `CUDA11_HOME`), and GPGPU-Sim built from the vendored `git archive`
+#! to `CUDA11_HOME`), the toolkit's C++ libraries Debian ships apart (libcu++, CUB, Thrust, from
+#! Debian main, unpacked into `.tools/cuda11/include/`), and GPGPU-Sim built from the vendored `git archive`
 #! (`../shared/vendor/gpgpu-sim/`, sha256-checked, or `COALPROF_GPGPUSIM_SRC`: an archive or a
 #! source folder) with the project's fixes (`scripts/sim-patches/*.patch`, built into coalprof)
 #! into `.tools/gpgpu-sim/`. Idempotent: each step is skipped when its result is already there

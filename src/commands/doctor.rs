@@ -107,6 +107,7 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
         }
         .optional(),
     );
+    checks.extend(simulator_libraries(common));
     let ready = checks.iter().filter(|c| !c.optional).all(|c| c.ok);
     let mut out = String::new();
     for c in &checks {
@@ -145,6 +146,43 @@ fn simulator(common: &Common) -> Check {
         },
         Err(e) => Check::missing("gpgpu-sim", &e, "only for `--backend sim`: kernels executed without a GPU"),
     }
+}
+
+/// The C++ libraries of the simulator's toolkit (cooperative groups, CUB, Thrust need them).
+fn simulator_libraries(common: &Common) -> Option<Check> {
+    let sim = common.tools.gpgpusim().ok()?;
+    let libs = crate::tools::gpgpusim::CXX_LIBRARIES;
+    let missing: Vec<&str> = libs.iter().filter(|l| !l.in_toolkit(&sim.cuda)).map(|l| l.name).collect();
+    let include = sim.cuda.join("include");
+    Some(if missing.is_empty() {
+        let found: Vec<String> = libs
+            .iter()
+            .map(|l| format!("{} {}", l.name, l.version(&sim.cuda).unwrap_or_else(|| "(version unknown)".into())))
+            .collect();
+        Check {
+            what: "sim-libs",
+            ok: true,
+            detail: format!(
+                "{} in {} (cooperative groups, CUB, Thrust under `--backend sim`)",
+                found.join(", "),
+                include.display()
+            ),
+            fix: None,
+            optional: true,
+        }
+    } else {
+        Check {
+            what: "sim-libs",
+            ok: false,
+            detail: format!(
+                "{} missing from {} (needed for programs using cooperative groups, CUB or Thrust under `--backend sim`)",
+                missing.join(", "),
+                include.display()
+            ),
+            fix: Some("run `coalprof setup sim` (it adds them from Debian bookworm's libcu++-dev, libcub-dev, libthrust-dev)".into()),
+            optional: true,
+        }
+    })
 }
 
 /// The NVIDIA driver's `RmProfilingAdminOnly` setting decides whether non-root users may read

@@ -325,12 +325,40 @@ pub(crate) fn run_in(
     timeout: std::time::Duration,
 ) -> Result<SimRun> {
     check_mode(sim, mode)?;
-    let rejected = |log: &str| crate::parse::gpgpusim::failure(log).map(str::to_string);
+    let rejected = |log: &str| {
+        let why = crate::parse::gpgpusim::failure(log)?;
+        // The place after what failed, the simulator's own words last.
+        Some(match (where_in_the_source(sim, dir, log), why.split_once(" (GPGPU-Sim: ")) {
+            (Some(place), Some((what, words))) => format!("{what}, {place} (GPGPU-Sim: {words}"),
+            (Some(place), None) => format!("{why}, {place}"),
+            (None, _) => why,
+        })
+    };
     let (_, elapsed) = sim.run(program, args, dir, (mode, cuda), timeout, &rejected)?;
     let mut run = crate::parse::gpgpusim::read_run(dir)
         .map_err(|e| Error::input(dir, format!("`{}` ran under GPGPU-Sim, but {e}", program.display())))?;
     run.elapsed = elapsed;
     Ok(run)
+}
+
+/// For a PTX line the simulator could not parse: the kernel (or device function) that holds
+/// it and the source line of the `.loc` in force there, from the PTX file it left in `dir`
+/// (`in kernel `widen(…)`, from cuda_bf16.hpp:571`), where the PTX says.
+fn where_in_the_source(sim: &GpgpuSim, dir: &Path, log: &str) -> Option<String> {
+    let (file, line) = crate::parse::gpgpusim::failure_place(log)?;
+    let text = std::fs::read_to_string(dir.join(&file)).ok()?;
+    let ptx = crate::parse::gpgpusim::Ptx::parse(&text);
+    // The bad line itself may not parse as an instruction: the one before it is in the same body.
+    let (_, near) = ptx.instructions.range(..=line).next_back()?;
+    let name = sim.demangle(std::slice::from_ref(&near.function)).pop().unwrap_or_else(|| near.function.clone());
+    let what = if near.is_entry { "kernel" } else { "device function" };
+    Some(match &near.source {
+        Some((path, l)) => {
+            let short = Path::new(path).file_name().map_or(path.clone(), |f| f.to_string_lossy().into_owned());
+            format!("in {what} `{name}`, near {short}:{l}")
+        }
+        None => format!("in {what} `{name}`"),
+    })
 }
 
 /// The instruction of a statistics line, if the PTX it names was read.

@@ -337,16 +337,63 @@ fn dims(s: &str) -> Option<[u32; 3]> {
     it.next().is_none().then_some(d)
 }
 
-/// `GPGPU-Sim PTX: ERROR …`, `GPGPU-Sim PTX: Parser error …` and the like: the first line of a
-/// log that says the simulator rejected the program, if any.
-pub fn failure(log: &str) -> Option<&str> {
-    log.lines().map(str::trim).find(|l| {
-        l.contains("Parser error")
-            || l.contains("syntax error")
-            || l.contains("ERROR **")
-            || l.contains("Execution error")
-            || l.contains("ASSERT")
-    })
+/// Why the simulator rejected the program, if its log says so: what it cannot do named first
+/// (the PTX instruction and where it is, the CUDA function), then the simulator's own line.
+///
+/// * `x.ptx:44 Syntax error:`, the offending PTX line and a caret after it: the instruction;
+/// * `CUDA API function "cudaX()" has not been implemented yet`, or the loader's `undefined
+///   symbol: cudaX` (a function GPGPU-Sim's runtime lacks): the function;
+/// * `ERROR (x.ptx:12) instruction "ldmatrix" not (yet) implemented`;
+/// * otherwise the first `Parser error`, `syntax error`, `ERROR **`, `Execution error` or
+///   `ASSERT` line, as it is.
+pub fn failure(log: &str) -> Option<String> {
+    let lines: Vec<&str> = log.lines().map(str::trim).collect();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some((place, _)) = l.split_once(" Syntax error") {
+            let instruction =
+                lines[i + 1..].iter().find(|n| !n.is_empty()).map_or("", |n| n.trim_matches(['{', '}', ' ']));
+            return Some(format!(
+                "the PTX `{instruction}` ({place}) is not something GPGPU-Sim can parse (GPGPU-Sim: `{l}`)"
+            ));
+        }
+        if let Some(rest) = l.split_once("CUDA API function \"").map(|(_, r)| r) {
+            let name = rest.split(['(', '"']).next().unwrap_or(rest);
+            return Some(format!(
+                "the CUDA runtime function `{name}` is not implemented in GPGPU-Sim (GPGPU-Sim: `{l}`)"
+            ));
+        }
+        if let Some(rest) = l.split_once("undefined symbol: ").map(|(_, r)| r) {
+            let name = rest.split([',', ' ']).next().unwrap_or(rest);
+            return Some(format!("the CUDA function `{name}` is not in GPGPU-Sim's runtime (the loader: `{l}`)"));
+        }
+        if l.contains("not (yet) implemented") {
+            let what = l.split_once("instruction \"").and_then(|(_, r)| r.split_once('"')).map(|(n, _)| n);
+            return Some(match what {
+                Some(op) => format!("the PTX instruction `{op}` is not implemented in GPGPU-Sim (GPGPU-Sim: `{l}`)"),
+                None => format!("GPGPU-Sim: `{l}`"),
+            });
+        }
+    }
+    lines
+        .iter()
+        .find(|l| {
+            l.contains("Parser error")
+                || l.contains("Parse error")
+                || l.contains("syntax error")
+                || l.contains("ERROR **")
+                || l.contains("Execution error")
+                || l.contains("ASSERT")
+        })
+        .map(|l| l.to_string())
+}
+
+/// Where a PTX syntax error the log reports is: the PTX file and line (`app.sm_70.ptx:44
+/// Syntax error:`).
+pub fn failure_place(log: &str) -> Option<(String, u32)> {
+    let line = log.lines().map(str::trim).find(|l| l.contains(" Syntax error"))?;
+    let (place, _) = line.split_once(" Syntax error")?;
+    let (file, n) = place.rsplit_once(':')?;
+    Some((file.to_string(), n.parse().ok()?))
 }
 
 /// The statistics file the simulator writes in its folder.
@@ -513,9 +560,32 @@ $L__info_string0:
         assert_eq!(l.len(), 2);
         assert_eq!(l[1], SimLaunch { kernel: "stride_copy".into(), grid: [16, 2, 1], block: [128, 1, 1] });
         assert_eq!(
-            failure("GPGPU-Sim PTX: Parser error in file x.ptx line 12\n"),
+            failure("GPGPU-Sim PTX: Parser error in file x.ptx line 12\n").as_deref(),
             Some("GPGPU-Sim PTX: Parser error in file x.ptx line 12")
         );
         assert_eq!(failure(log), None);
+    }
+
+    /// The simulator's own words, as its parser, runtime and the loader print them (from logs
+    /// of programs it rejected), each turned into what it cannot do, named.
+    #[test]
+    fn a_rejection_names_the_instruction_or_function_the_simulator_lacks() {
+        let syntax = "GPGPU-Sim PTX: Parsing app.sm_70.ptx\napp.sm_70.ptx:44 Syntax error:\n\n   \t{ mov.b32 %f1, {0,%rs1};}\n   \t                ^\n\nGPGPU-Sim PTX: finished parsing\n";
+        let e = failure(syntax).unwrap();
+        assert!(e.starts_with("the PTX `mov.b32 %f1, {0,%rs1};` (app.sm_70.ptx:44)"), "{e}");
+        assert_eq!(failure_place(syntax), Some(("app.sm_70.ptx".to_string(), 44)));
+        assert_eq!(failure_place("GPGPU-Sim PTX: Parser error in file x.ptx line 12\n"), None);
+        assert!(e.contains("Syntax error"), "{e}");
+        let api = "\n\nGPGPU-Sim PTX: Execution error: CUDA API function \"cudaMallocAsync()\" has not been implemented yet.\n";
+        let e = failure(api).unwrap();
+        assert!(e.starts_with("the CUDA runtime function `cudaMallocAsync` is not implemented"), "{e}");
+        let loader = "./app: symbol lookup error: ./app: undefined symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0\n";
+        let e = failure(loader).unwrap();
+        assert!(
+            e.starts_with("the CUDA function `cudaGraphInstantiateWithFlags` is not in GPGPU-Sim's runtime"),
+            "{e}"
+        );
+        let op = "GPGPU-Sim PTX: ERROR (app.ptx:12) instruction \"ldmatrix\" not (yet) implemented\n";
+        assert!(failure(op).unwrap().starts_with("the PTX instruction `ldmatrix` is not implemented"));
     }
 }

@@ -73,6 +73,58 @@ pub const REBUILD: &str = "coalprof profile --backend sim FILE.cu` (coalprof com
 const INSTALL_HINT: &str = "run `coalprof setup sim` (it builds GPGPU-Sim and the CUDA 11.8 toolkit into the \
     tool home), or point coalprof at them with `COALPROF_GPGPUSIM` and `CUDA11_HOME`";
 
+/// The C++ libraries of a whole CUDA toolkit that Debian's CUDA 11.8 ships apart and
+/// `coalprof setup sim` adds (cooperative groups need libcu++): each with the header that
+/// marks it and the header and macro that give its version.
+pub const CXX_LIBRARIES: &[CxxLibrary] = &[
+    CxxLibrary {
+        name: "libcu++",
+        header: "cuda/std/type_traits",
+        version_in: ("cuda/std/detail/__config", "_LIBCUDACXX_CUDA_API_VERSION", [1_000_000, 1000, 1000]),
+    },
+    CxxLibrary {
+        name: "CUB",
+        header: "cub/cub.cuh",
+        version_in: ("cub/version.cuh", "CUB_VERSION", [100_000, 100, 100]),
+    },
+    CxxLibrary {
+        name: "Thrust",
+        header: "thrust/version.h",
+        version_in: ("thrust/version.h", "THRUST_VERSION", [100_000, 100, 100]),
+    },
+];
+
+/// One of [`CXX_LIBRARIES`].
+#[derive(Debug, Clone, Copy)]
+pub struct CxxLibrary {
+    /// `libcu++`, `CUB`, `Thrust`.
+    pub name: &'static str,
+    /// A header it has, relative to the toolkit's `include/`.
+    pub header: &'static str,
+    /// The header and macro of its version, and how the number encodes it: `[m, n, p]` for
+    /// `MAJOR·m + MINOR·n + PATCH` with `PATCH < p` (libcu++'s `1008001` is 1.8.1:
+    /// `[1_000_000, 1000, 1000]`; Thrust's and CUB's `101702` is 1.17.2: `[100_000, 100, 100]`).
+    pub version_in: (&'static str, &'static str, [u64; 3]),
+}
+
+impl CxxLibrary {
+    /// Whether the toolkit `cuda` has it.
+    pub fn in_toolkit(&self, cuda: &Path) -> bool {
+        cuda.join("include").join(self.header).is_file()
+    }
+
+    /// Its version in the toolkit `cuda` (`1.17.2`), if its version macro is readable.
+    pub fn version(&self, cuda: &Path) -> Option<String> {
+        let (file, name, [m, n, p]) = self.version_in;
+        let text = std::fs::read_to_string(cuda.join("include").join(file)).ok()?;
+        let v: u64 = text.lines().find_map(|l| {
+            let rest = l.trim_start().strip_prefix("#define")?.trim_start().strip_prefix(name)?;
+            rest.trim().parse().ok()
+        })?;
+        Some(format!("{}.{}.{}", v / m, (v % m) / n, v % p))
+    }
+}
+
 /// A located GPGPU-Sim and the CUDA ≤ 11 toolkit it works with.
 #[derive(Debug, Clone)]
 pub struct GpgpuSim {
@@ -306,6 +358,32 @@ pub fn runtime(program: &Path) -> Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The version macros as the Debian packages' headers define them (libcu++ 1.8.1's
+    /// `cuda/std/detail/__config`, Thrust's and CUB's 1.17.2 `version` headers).
+    #[test]
+    fn the_c_plus_plus_libraries_are_found_by_their_headers_and_versions_decoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let cuda = dir.path();
+        let write = |rel: &str, text: &str| {
+            let f = cuda.join("include").join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        };
+        assert!(CXX_LIBRARIES.iter().all(|l| !l.in_toolkit(cuda)));
+        write("cuda/std/type_traits", "");
+        write("cuda/std/detail/__config", "#define _LIBCUDACXX_CUDA_API_VERSION 1008001\n");
+        write("cub/cub.cuh", "");
+        write("cub/version.cuh", "/** the version */\n#define CUB_VERSION 101702\n");
+        write("thrust/version.h", "#define THRUST_VERSION_MAJOR 1\n#define THRUST_VERSION 101702\n");
+        let got: Vec<(bool, Option<String>)> =
+            CXX_LIBRARIES.iter().map(|l| (l.in_toolkit(cuda), l.version(cuda))).collect();
+        let want = |v: &str| (true, Some(v.to_string()));
+        assert_eq!(got, vec![want("1.8.1"), want("1.17.2"), want("1.17.2")]);
+        // CUDA 12.2's own Thrust, 2.1.0, the same way.
+        write("thrust/version.h", "#define THRUST_VERSION 200100\n");
+        assert_eq!(CXX_LIBRARIES[2].version(cuda).as_deref(), Some("2.1.0"));
+    }
 
     #[test]
     fn a_modes_name_is_the_one_sim_mode_takes_and_names_it_back() {

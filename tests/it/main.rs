@@ -38,6 +38,7 @@ mod run;
 mod sanity; // broken counters (NaN, impossible counts) in CSV and .ncu-rep; re-saved CSVs
 mod setup; // `coalprof setup`: dry run, idempotence, a failed simulator build that leaves nothing
 mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model exactly
+mod sim_programs; // CUDA programs as people write them (cooperative groups, CUB, Thrust…) under `profile --backend sim`
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
 mod triton; // `coalprof triton`: exact numbers of Triton kernels through a real Triton, no GPU

@@ -31,12 +31,14 @@ fn dry_run_in_a_fresh_home_lists_every_step_and_writes_nothing() {
     let out = setup_in(&home, d.path()).arg("--dry-run").assert().success().get_output().clone();
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    // One line per step: cuda, ncu, then the simulator's build dependencies, toolkit and build.
+    // One line per step: cuda, ncu, then the simulator's build dependencies, toolkit, the
+    // toolkit's C++ libraries and build.
     let want = [
         "cuda: nvcc, nvdisasm, cuobjdump",
         "ncu: ncu 2022.3",
         "sim: GPGPU-Sim's build dependencies",
         "sim: the CUDA 11.8 toolkit",
+        "sim: CUDA 11.8's C++ libraries (libcu++, CUB, Thrust)",
         "sim: GPGPU-Sim:",
     ];
     assert_eq!(lines.len(), want.len(), "{stdout}");
@@ -45,7 +47,7 @@ fn dry_run_in_a_fresh_home_lists_every_step_and_writes_nothing() {
         assert!(line.contains(": would ") || line.contains(": already there") || line.contains(": cannot: "), "{line}");
     }
     // Nothing of the fresh home is there, so every install step would run, each saying where.
-    for line in [lines[0], lines[1], lines[3], lines[4]] {
+    for line in [lines[0], lines[1], lines[3], lines[4], lines[5]] {
         assert!(line.contains(": would ") && line.contains(&home.display().to_string()), "{line}");
     }
     assert!(!home.exists(), "--dry-run created the tool home");

@@ -14,28 +14,53 @@ use crate::tools::process::Cmd;
 /// The key Debian signs its archive with (package `debian-archive-keyring`).
 pub(super) const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
-/// Debian bookworm's non-free component, where `nsight-compute-target` and the CUDA 11.8
-/// toolkit are.
+/// Debian bookworm's archive; `{}` is the component: non-free, where `nsight-compute-target`
+/// and the CUDA 11.8 toolkit are, or main, where the toolkit's C++ libraries (libcu++, CUB,
+/// Thrust) are.
 const SOURCES: &str = "Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm
-Components: non-free
+Components: {}
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 ";
 
-/// apt-get with the private configuration under `<home>/apt/`.
+/// A component of Debian's archive, each with its own private lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Component {
+    /// `non-free`: ncu, the CUDA 11.8 toolkit.
+    NonFree,
+    /// `main`: libcu++, CUB, Thrust.
+    Main,
+}
+
+impl Component {
+    fn name(self) -> &'static str {
+        match self {
+            Component::NonFree => "non-free",
+            Component::Main => "main",
+        }
+    }
+}
+
+/// apt-get with the private configuration under `<home>/apt/` (non-free) or `<home>/apt/main/`.
 pub(super) struct Apt {
     apt_get: PathBuf,
     dir: PathBuf,
+    component: Component,
 }
 
 impl Apt {
     /// apt-get and Debian's archive key, or why packages cannot be fetched here (`for_what`
     /// names what needs them, `otherwise` the way around it).
     pub(super) fn new(req: &Request, for_what: &str, otherwise: &str) -> Result<Apt, SetupError> {
+        Apt::of(req, Component::NonFree, for_what, otherwise)
+    }
+
+    /// The same for a `component` of the archive.
+    pub(super) fn of(req: &Request, component: Component, for_what: &str, otherwise: &str) -> Result<Apt, SetupError> {
         let apt_get = super::program(req.path.as_deref(), "apt-get").ok_or_else(|| {
             SetupError::cannot(
-                format!("{for_what} comes from Debian's non-free archive, and this system has no apt-get"),
+                format!("{for_what} comes from Debian's archive, and this system has no apt-get"),
                 otherwise.to_string(),
             )
         })?;
@@ -45,7 +70,11 @@ impl Apt {
                 format!("run `{}`, or {otherwise}", super::apt_install(req.root, &["debian-archive-keyring"])),
             ));
         }
-        Ok(Apt { apt_get, dir: req.home.root.join("apt") })
+        let dir = match component {
+            Component::NonFree => req.home.root.join("apt"),
+            Component::Main => req.home.root.join("apt/main"),
+        };
+        Ok(Apt { apt_get, dir, component })
     }
 
     /// What the plan says before anything is fetched.
@@ -71,8 +100,10 @@ impl Apt {
             std::fs::create_dir_all(&d).map_err(|e| SetupError::io(&d, e))?;
         }
         let sources = self.dir.join("nonfree.sources");
-        std::fs::write(&sources, SOURCES).map_err(|e| SetupError::io(&sources, e))?;
-        run(&self.cmd().arg("update"), "cannot read Debian's non-free package lists (apt-get update)")?;
+        let text = SOURCES.replace("{}", self.component.name());
+        std::fs::write(&sources, text).map_err(|e| SetupError::io(&sources, e))?;
+        let what = format!("cannot read Debian's {} package lists (apt-get update)", self.component.name());
+        run(&self.cmd().arg("update"), &what)?;
         Ok(())
     }
 
@@ -81,7 +112,8 @@ impl Apt {
         std::fs::create_dir_all(into).map_err(|e| SetupError::io(into, e))?;
         let mut cmd = self.cmd().arg("download").args(packages.iter().copied());
         cmd.cwd = Some(into.to_path_buf());
-        run(&cmd, &format!("cannot download {} from Debian's non-free archive", packages.join(" ")))?;
+        let what = format!("cannot download {} from Debian's {} archive", packages.join(" "), self.component.name());
+        run(&cmd, &what)?;
         packages
             .iter()
             .map(|p| {

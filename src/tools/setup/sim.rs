@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use super::debian::{self, Apt};
 use super::stage::{self, Stage};
 use super::{apt_install, need, program, run, Component, Report, Request, SetupError, Step};
+use crate::tools::gpgpusim::CXX_LIBRARIES;
 use crate::tools::home::ToolHome;
 use crate::tools::process::{self, Cmd};
 
@@ -219,7 +220,7 @@ fn vendored(dir: &Path) -> Option<(PathBuf, String)> {
 }
 
 pub(super) fn plan(req: &Request) -> Vec<Step> {
-    vec![dependencies(req), cuda11(req), gpgpusim(req)]
+    vec![dependencies(req), cuda11(req), cxx_libraries(req), gpgpusim(req)]
 }
 
 // --- build dependencies ------------------------------------------------------------------------
@@ -459,6 +460,102 @@ fn starting_with(dir: &Path, prefix: &str) -> Vec<OsString> {
 
 fn with_from(e: std::io::Error, from: &Path) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("moving `{}` there: {e}", from.display()))
+}
+
+// --- the toolkit's C++ libraries ---------------------------------------------------------------
+
+const CXX_LIBS: &str = "CUDA 11.8's C++ libraries (libcu++, CUB, Thrust)";
+
+/// Debian's packages of the headers NVIDIA's toolkit ships in its `include/` and Debian ships
+/// apart (bookworm main: libcu++ 1.8.1, as CUDA 11.8 has it; CUB and Thrust 1.17.2, which
+/// support CUDA 11): cooperative groups include libcu++ (`cuda/std/type_traits`).
+pub(crate) const CXX_DEBS: &[&str] = &["libcu++-dev", "libcub-dev", "libthrust-dev"];
+
+/// The folders the packages put in `/usr/include`, moved into the toolkit's `include/` in this
+/// order (Thrust, last, is the mark that all are there).
+const CXX_FOLDERS: &[&str] = &["cuda", "nv", "cub", "thrust"];
+
+/// The libraries of [`CXX_LIBRARIES`] that the toolkit `cuda` lacks.
+pub(crate) fn missing_cxx_headers(cuda: &Path) -> Vec<&'static str> {
+    CXX_LIBRARIES.iter().filter(|l| !l.in_toolkit(cuda)).map(|l| l.name).collect()
+}
+
+fn cxx_libraries(req: &Request) -> Step {
+    let c = Component::Sim;
+    let cuda = req.home.cuda11();
+    if complete_cuda11(&cuda) && missing_cxx_headers(&cuda).is_empty() {
+        return Step::present(c, CXX_LIBS, format!("in {}", cuda.join("include").display()));
+    }
+    if let Some(given) = &req.cuda11_home {
+        // A toolkit of the user's: NVIDIA's own has them; coalprof writes nothing into it.
+        let missing = missing_cxx_headers(given);
+        if missing.is_empty() {
+            return Step::present(c, CXX_LIBS, format!("in {}", given.join("include").display()));
+        }
+        // Not a failure: plain CUDA runs without them; what needs them is said, and doctor says it too.
+        let what = format!(
+            "CUDA11_HOME=`{}` lacks {}: programs using cooperative groups, CUB or Thrust will not compile (install Debian's {} into its include/, or unset CUDA11_HOME)",
+            given.display(),
+            missing.join(", "),
+            CXX_DEBS.join(" ")
+        );
+        return Step::present(c, CXX_LIBS, what);
+    }
+    if let Err(e) = Apt::of(req, debian::Component::Main, CXX_LIBS, "install them into the toolkit's include/ yourself")
+        .and_then(|_| need(req, "tar", "tar", "setup unpacks Debian's packages with it").map(|_| ()))
+    {
+        return Step::blocked(c, CXX_LIBS, e);
+    }
+    let what = format!(
+        "download {} (about 1.3 MB) from Debian bookworm main (a private apt configuration), unpack into {}",
+        CXX_DEBS.join(" "),
+        cuda.join("include").display()
+    );
+    let req = req.clone();
+    Step::missing(c, CXX_LIBS, what, move |report| install_cxx_libraries(&req, report))
+}
+
+fn install_cxx_libraries(req: &Request, report: &dyn Report) -> Result<String, SetupError> {
+    let home = &req.home;
+    let include = home.cuda11().join("include");
+    if !include.is_dir() {
+        return Err(SetupError::cannot(
+            format!("`{}` is missing: the CUDA 11.8 toolkit is not installed", include.display()),
+            "run `coalprof setup sim` again",
+        ));
+    }
+    let apt = Apt::of(req, debian::Component::Main, CXX_LIBS, "install them into the toolkit's include/ yourself")?;
+    let stage = Stage::new(&home.root, "cuda11-cxx")?;
+    report.doing("apt-get update (Debian main)");
+    apt.update()?;
+    report.doing(&format!("downloading {}", CXX_DEBS.join(" ")));
+    let debs = apt.download(CXX_DEBS, &stage.join("debs"))?;
+    let root = stage.join("root");
+    let mut versions = Vec::new();
+    for (deb, name) in debs.iter().zip(CXX_DEBS) {
+        report.doing(&format!("unpacking {name}"));
+        debian::unpack(req, deb, &root, &["./usr/include/*"])?;
+        // `libcub-dev_1.17.2-2_all.deb`: the version is the name's second part.
+        let file = deb.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        versions.push(format!("{name} {}", file.split('_').nth(1).unwrap_or("?")));
+    }
+    let usr_include = root.join("usr/include");
+    for folder in CXX_FOLDERS {
+        let (from, to) = (usr_include.join(folder), include.join(folder));
+        if !from.is_dir() {
+            return Err(SetupError::cannot(
+                format!("Debian's packages {} hold no usr/include/{folder}", CXX_DEBS.join(" ")),
+                "run `coalprof setup sim` again; if it persists, install them into the toolkit's include/ yourself",
+            ));
+        }
+        // A folder left by an earlier, interrupted install is replaced whole.
+        if to.exists() {
+            std::fs::remove_dir_all(&to).map_err(|e| SetupError::io(&to, e))?;
+        }
+        std::fs::rename(&from, &to).map_err(|e| SetupError::Io { path: to.clone(), source: with_from(e, &from) })?;
+    }
+    drop(stage);
+    Ok(versions.join(", "))
 }
 
 // --- GPGPU-Sim ---------------------------------------------------------------------------------
