@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::frame::side_by_side::MatchBy;
 use crate::import::RepReader;
+use crate::results::Backend;
 use crate::style::{By, Format};
 use crate::tools::gpgpusim::SimMode;
 
@@ -165,26 +166,12 @@ pub(crate) struct PatternsArgs {
     pub size: Option<String>,
 }
 
-/// `run --backend`. A mirror of `settings::Backend`, which the engine and the commands read:
-/// the settings sit above this file, so it cannot name their type.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum BackendArg {
-    /// Measure with ncu where a GPU is present, otherwise predict with the model (and say so).
-    Auto,
-    /// Measure with ncu; exit 4 without a GPU.
-    Ncu,
-    /// Predict with the address model, anywhere.
-    Model,
-    /// Execute the kernels in GPGPU-Sim (no GPU; `coalprof setup sim` installs it), compared with the model.
-    Sim,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     #[command(flatten)]
     pub patterns: PatternChoice,
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
     /// Only these variants of the patterns (`--variant nhd_fp16,hdn_fp16`; `coalprof patterns`
     /// lists them), with `--backend sim` or `--backend model`.
     #[arg(long, value_delimiter = ',', value_name = "V[,V…]")]
@@ -264,18 +251,17 @@ pub(crate) struct L2Args {
     pub l2_fetch: String,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum ProfileBackendArg {
-    /// Under ncu, on the GPU.
-    Ncu,
-    /// In GPGPU-Sim, no GPU (the program built with `-cudart shared`, CUDA 13 or older).
-    Sim,
+/// `profile --backend`: the backends that run a program, `ncu` (on the GPU) or `sim` (in
+/// GPGPU-Sim, no GPU: the program built with `-cudart shared`, CUDA 13 or older).
+fn program_backend() -> impl clap::builder::TypedValueParser<Value = Backend> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["ncu", "sim"]).try_map(|name: String| Backend::from_str(&name, false))
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct ProfileArgs {
-    #[arg(long, value_enum, default_value_t = ProfileBackendArg::Ncu)]
-    pub backend: ProfileBackendArg,
+    #[arg(long, value_parser = program_backend(), default_value = "ncu")]
+    pub backend: Backend,
     /// Only kernels whose function name matches this regex.
     #[arg(long, value_name = "REGEX")]
     pub kernel: Option<String>,

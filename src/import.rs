@@ -240,7 +240,7 @@ impl Reader<'_> {
         }
         let provenance = Provenance {
             coalprof: env!("CARGO_PKG_VERSION").into(),
-            backend: "import".into(),
+            backend: crate::results::Backend::Import,
             gpu: facts.gpu,
             compute_capability: facts.cc,
             inputs: vec![path.display().to_string()],

@@ -245,14 +245,48 @@ impl RowKey {
     }
 }
 
+/// Where numbers come from: the one closed set of backends, spelled once. `run --backend` and
+/// `profile --backend` take it as it is (clap's names are serde's: a test holds them equal),
+/// provenance, the Slurm task file and run folders' names carry it. `import` and `triton` are
+/// no choice of `--backend`: `analyze` and `check` read reports, `coalprof triton` interprets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// Measure with ncu where a GPU is present, otherwise predict with the model (and say so).
+    #[default]
+    Auto,
+    /// Measure with ncu; exit 4 without a GPU.
+    Ncu,
+    /// Predict with the address model, anywhere.
+    Model,
+    /// Execute the kernels in GPGPU-Sim (no GPU; `coalprof setup sim` installs it).
+    Sim,
+    /// Reports read as they are (`analyze`, `check`).
+    #[value(skip)]
+    Import,
+    /// A Triton kernel's addresses from Triton's interpreter (`coalprof triton`).
+    #[value(skip)]
+    Triton,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // serde's name, the one the JSON carries.
+        match serde_json::to_value(self) {
+            Ok(Value::String(name)) => f.write_str(&name),
+            _ => Err(std::fmt::Error),
+        }
+    }
+}
+
 /// What produced the results: everything that changes the numbers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     /// The coalprof version.
     pub coalprof: String,
-    /// `ncu`, `model`, `sim`, `import` (an existing report), or under `--slurm` the
+    /// What measured, predicted, simulated, read or interpreted them; under `--slurm`, the
     /// `--backend` the run was given.
-    pub backend: String,
+    pub backend: Backend,
     /// The ncu version that measured (or wrote the report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ncu_version: Option<String>,
@@ -303,9 +337,9 @@ impl Git {
 }
 
 impl Provenance {
-    /// The provenance of results made by this coalprof with `backend` (`ncu`, `model`, …).
-    pub fn new(backend: &str) -> Provenance {
-        Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: backend.into(), ..Provenance::default() }
+    /// The provenance of results made by this coalprof with `backend`.
+    pub fn new(backend: Backend) -> Provenance {
+        Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend, ..Provenance::default() }
     }
 
     /// The GPU architecture key (`sm_90`) baselines are filed under, `unknown` when not known.
@@ -407,3 +441,23 @@ pub(crate) fn ranked(kernel: &str, rank: Option<u32>) -> String {
 /// `8388608` → `8,388,608` (`text.rs` formats every number people read; this is its one
 /// public name).
 pub use crate::text::thousands;
+
+#[cfg(test)]
+mod tests {
+    use super::Backend;
+    use clap::ValueEnum;
+
+    #[test]
+    fn a_backend_has_one_name_on_the_command_line_and_in_the_json() {
+        for b in Backend::value_variants() {
+            let clap = b.to_possible_value().expect("a value clap knows");
+            assert_eq!(clap.get_name(), b.to_string());
+            assert_eq!(serde_json::to_value(b).unwrap(), b.to_string());
+        }
+        // Reports and Triton kernels are no choice of `--backend`.
+        for (b, name) in [(Backend::Import, "import"), (Backend::Triton, "triton")] {
+            assert_eq!(b.to_string(), name);
+            assert!(Backend::from_str(name, false).is_err());
+        }
+    }
+}

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::build::parse_arch;
-use crate::cli::{AnalyzeArgs, BackendArg, ColorArg, Command, Global, PatternChoice, ProfilerArgs, RunArgs};
+use crate::cli::{AnalyzeArgs, ColorArg, Command, Global, PatternChoice, ProfilerArgs, RunArgs};
 use crate::error::{Error, Result};
 use crate::frame::launches::Grouping;
 use crate::frame::Derivation;
@@ -117,28 +117,7 @@ pub(crate) struct AnalyzeSettings {
     pub grouping: Grouping,
 }
 
-/// Which backend `run` uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Backend {
-    Auto,
-    Ncu,
-    Model,
-    Sim,
-}
-
-impl Backend {
-    pub(crate) const ALL: [Backend; 4] = [Backend::Auto, Backend::Ncu, Backend::Model, Backend::Sim];
-
-    /// The name `--backend` takes.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Backend::Auto => "auto",
-            Backend::Ncu => "ncu",
-            Backend::Model => "model",
-            Backend::Sim => "sim",
-        }
-    }
-}
+pub(crate) use crate::results::Backend;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunSettings {
@@ -403,12 +382,7 @@ fn compare(a: &crate::cli::CompareArgs, common: &Common) -> Result<CompareSettin
 fn run(a: &RunArgs, out_base: PathBuf, global: &Global, env: &Env) -> Result<RunSettings> {
     let gpus = if a.scale.gpus.is_empty() { None } else { Some(parse_picks(&a.scale.gpus)?) };
     let slurm = a.scale.slurm.then(|| slurm_settings(a, global, env)).transpose()?;
-    let backend = match a.backend {
-        BackendArg::Auto => Backend::Auto,
-        BackendArg::Ncu => Backend::Ncu,
-        BackendArg::Model => Backend::Model,
-        BackendArg::Sim => Backend::Sim,
-    };
+    let backend = a.backend;
     if backend == Backend::Sim && gpus.is_some() {
         return Err(Error::usage(
             "`--gpus` spreads ncu runs over GPUs; `--backend sim` needs none (`--slurm` spreads sim runs)",

@@ -51,7 +51,7 @@ fn split(path: &Path, results: Results) -> Vec<(Input, Vec<Row>)> {
     let label = match (&p.gpu, &arch) {
         (Some(g), Some(a)) => format!("{g} {a}"),
         (Some(g), None) => g.clone(),
-        _ => p.backend.clone(),
+        _ => p.backend.to_string(),
     };
     let whole = Input { label, gpu: p.gpu.clone(), arch, path: path.display().to_string() };
     type Key = (Option<crate::results::Placement>, Option<u32>);

@@ -17,8 +17,11 @@ pub(crate) fn run(common: &Common, m: &ExprSettings) -> Result<Exit> {
     params.insert("memory".into(), if m.shared { "shared" } else { "global" }.into());
     let mut rows = [Row { params, metrics: p.metrics, notes: p.notes, ..Row::new(m.expr.clone(), Source::Predicted) }];
     common.derivation.apply(&mut rows)?;
-    let prov =
-        Provenance { coalprof: env!("CARGO_PKG_VERSION").into(), backend: "model".into(), ..Provenance::default() };
+    let prov = Provenance {
+        coalprof: env!("CARGO_PKG_VERSION").into(),
+        backend: crate::results::Backend::Model,
+        ..Provenance::default()
+    };
     super::print(&render(&Results::new(prov, rows.into()), common.format, &common.style)?)?;
     Ok(Exit::Ok)
 }

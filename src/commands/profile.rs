@@ -63,7 +63,8 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     let find_ncu = || Ok(ncu.clone());
     let reader = super::reader(common, s.grouping, &find_ncu);
     let mut results = super::read_merged(&reader, &reports)?;
-    let mut record = Record::with_provenance("ncu", common, std::mem::take(&mut results.provenance));
+    let mut record =
+        Record::with_provenance(crate::results::Backend::Ncu, common, std::mem::take(&mut results.provenance));
     record.extra.insert("program".into(), s.program.to_string_lossy().into_owned().into());
     record.extra.insert("args".into(), s.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().into());
     let settings = &mut record.provenance.settings;
@@ -137,7 +138,9 @@ fn simulated(common: &Common, s: &ProfileSettings) -> Result<Exit> {
         source_root: &s.source_root,
     };
     let run = simulate_program(&sim, &p, &dir.file("sim"), &common.catalogue, &common.derivation)?;
-    let mut record = Record::with_provenance("sim", common, Provenance::new("sim")).simulator(&sim.version(), p.mode);
+    let mut record =
+        Record::with_provenance(crate::results::Backend::Sim, common, Provenance::new(crate::results::Backend::Sim))
+            .simulator(&sim.version(), p.mode);
     record.provenance.inputs = vec![s.source.as_ref().map_or(&program, |src| &src.file).display().to_string()];
     let facts = serde_json::json!({
         "simulator": sim.version(),

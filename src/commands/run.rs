@@ -25,7 +25,7 @@ fn execute(common: &Common, s: &RunSettings) -> Result<(Results, Exit)> {
     if let Some(cluster) = &s.slurm {
         let tasks = slurm::tasks(s, cluster);
         let (exec, record) = slurm::prepare(common, s, cluster, tasks.len())?;
-        return drive(&exec, tasks, s, common, &format!("slurm-{}", s.backend.name()), record);
+        return drive(&exec, tasks, s, common, &format!("slurm-{}", s.backend), record);
     }
     match choose(common, s) {
         (Backend::Sim, _) => {
@@ -39,6 +39,10 @@ fn execute(common: &Common, s: &RunSettings) -> Result<(Results, Exit)> {
         (Backend::Ncu, _) => {
             let (exec, record) = ncu::prepare(common, s, model)?;
             drive(&exec, one_per_pattern(), s, common, "ncu", record)
+        }
+        // Only a task file could ask for these: clap offers neither.
+        (b @ (Backend::Import | Backend::Triton), _) => {
+            Err(crate::error::Error::usage(format!("`run` has no backend `{b}`: it takes auto, ncu, model or sim")))
         }
     }
 }

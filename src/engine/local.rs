@@ -32,7 +32,7 @@ pub(crate) fn model<'a>(
     model: ModelSettings,
     notice: Option<String>,
 ) -> (Model<'a>, Record) {
-    let mut record = Record::new("model", common, s);
+    let mut record = Record::new(crate::results::Backend::Model, common, s);
     record.notices.extend(notice);
     (Model { common, s, model }, record)
 }
@@ -89,7 +89,7 @@ pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettin
     tracing::info!(simulator = %sim.root.display(), cuda = %sim.cuda.display(), nvcc = %nvcc_version, "using GPGPU-Sim");
     let built = build_with(&s.patterns, ARCH, &nvcc, &common.cache, NVCC_FLAGS)?;
     let version = sim.version();
-    let mut record = Record::new("sim", common, s).simulator(&version, s.profiler.sim_mode);
+    let mut record = Record::new(crate::results::Backend::Sim, common, s).simulator(&version, s.profiler.sim_mode);
     for (k, v) in [
         ("simulator", json!(version)),
         ("config", json!(CONFIG)),

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::patterns::Pattern;
 use crate::render::{results_file, run_folder, Style};
-use crate::results::{Results, Row, WorstLine};
+use crate::results::{Backend, Results, Row, WorstLine};
 use crate::store::RunDir;
 use crate::tools::ToolError;
 
@@ -337,7 +337,7 @@ fn merge(s: &mut State, index: usize, o: Outcome) {
     p.compute_capability = p.compute_capability.take().or(l.compute_capability);
     p.driver = p.driver.take().or(l.driver);
     p.peak_bandwidth_bytes_per_s = p.peak_bandwidth_bytes_per_s.or(l.peak_bandwidth_bytes_per_s);
-    if p.backend == "auto" && !l.backend.is_empty() {
+    if p.backend == Backend::Auto && l.backend != Backend::Auto {
         // `--slurm --backend auto`: each task chose on its node; the run says what they chose.
         p.backend = l.backend;
     }

@@ -123,7 +123,7 @@ pub(crate) fn prepare<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSe
         let built = build(&s.patterns, arch, &nvcc, &common.cache)?;
         exes.insert(arch.clone(), built.into_iter().map(|b| (b.pattern, b.exe)).collect());
     }
-    let mut record = Record::new("ncu", common, s).ncu(s, ncu.version().ok(), &archs.join(","));
+    let mut record = Record::new(crate::results::Backend::Ncu, common, s).ncu(s, ncu.version().ok(), &archs.join(","));
     let p = &mut record.provenance;
     let mut names: Vec<&str> = Vec::new();
     for g in &listed {

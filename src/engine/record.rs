@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::measure::sim::{device_name, SIM_CC};
-use crate::results::Provenance;
+use crate::results::{Backend, Provenance};
 use crate::settings::{Common, RunSettings};
 use crate::store::RunDir;
 use crate::tools::gpgpusim::{SimMode, CONFIG};
@@ -27,7 +27,7 @@ pub(crate) struct Record {
 impl Record {
     /// The facts of every run: the backend, the checkout, the size, the model's L2 fetch and
     /// the patterns; the executor adds its own (`settings` and `extra`).
-    pub(crate) fn new(backend: &str, common: &Common, s: &RunSettings) -> Record {
+    pub(crate) fn new(backend: Backend, common: &Common, s: &RunSettings) -> Record {
         let mut record = Record::with_provenance(backend, common, Provenance::new(backend));
         let provenance = &mut record.provenance;
         provenance.settings.insert("size_bytes".into(), s.sizing.bytes.into());
@@ -38,9 +38,9 @@ impl Record {
 
     /// The facts of every saved run, `backend` and the checkout it was made in, over what is
     /// already `known` (a read report's GPU, ncu version and inputs; the simulator's device).
-    pub(crate) fn with_provenance(backend: &str, common: &Common, known: Provenance) -> Record {
+    pub(crate) fn with_provenance(backend: Backend, common: &Common, known: Provenance) -> Record {
         let git = common.tools.checkout(&common.cwd);
-        let provenance = Provenance { backend: backend.into(), git, ..known };
+        let provenance = Provenance { backend, git, ..known };
         Record { provenance, extra: Map::new(), notices: Vec::new() }
     }
 
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn merge_adds_keys_to_objects_at_every_depth_and_replaces_the_rest() {
-        let mut r = Record { provenance: Provenance::new("ncu"), extra: Map::new(), notices: Vec::new() };
+        let mut r = Record { provenance: Provenance::new(Backend::Ncu), extra: Map::new(), notices: Vec::new() };
         r.merge(serde_json::from_str(r#"{"w": {"stride": ["a"], "t": {"x": 1}}, "arch": "sm_80"}"#).unwrap());
         r.merge(serde_json::from_str(r#"{"w": {"gather": ["b"], "t": {"y": 2}}, "arch": "sm_90"}"#).unwrap());
         let v: Value = serde_json::from_str(&r.run_json()).unwrap();

@@ -62,7 +62,7 @@ pub(crate) fn prepare<'a>(
 ) -> Result<(Slurm<'a>, Record)> {
     let sbatch = common.tools.sbatch().map_err(|e| Error::unavailable(e.to_string(), e.hint().unwrap_or_default()))?;
     let tools = Tools { bin: sbatch.path.parent().unwrap_or(Path::new("/")).to_path_buf() };
-    let record = Record::new(s.backend.name(), common, s);
+    let record = Record::new(s.backend, common, s);
     Ok((Slurm { s, slurm, tools, tasks, board: Mutex::new(Board::default()) }, record))
 }
 

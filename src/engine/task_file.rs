@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::patterns::{Pattern, Sizing};
-use crate::settings::{Backend, RunSettings};
+use crate::results::Backend;
+use crate::settings::RunSettings;
 use crate::tools::ncu::ProfilerSettings;
 
 /// One Slurm task's settings (`coalprof task FILE`): the run's, resolved once by `run --slurm`,
@@ -18,7 +19,7 @@ use crate::tools::ncu::ProfilerSettings;
 pub(crate) struct TaskFile {
     pub pattern: String,
     pub variants: Vec<String>,
-    pub backend: String,
+    pub backend: Backend,
     pub size_bytes: u64,
     pub arch: Option<String>,
     pub cache_control: String,
@@ -47,7 +48,7 @@ impl RunSettings {
         TaskFile {
             pattern: pattern.name().into(),
             variants: self.variants.clone(),
-            backend: self.backend.name().into(),
+            backend: self.backend,
             size_bytes: self.sizing.bytes,
             arch: self.arch.clone(),
             cache_control: p.cache_control.clone(),
@@ -74,15 +75,12 @@ impl TaskFile {
     pub(crate) fn settings(self) -> Result<RunSettings> {
         let bad = |what: &str| Error::usage(format!("task file: {what}"));
         let pattern: Pattern = self.pattern.parse().map_err(|_| bad(&format!("no pattern `{}`", self.pattern)))?;
-        let backend = (Backend::ALL.into_iter())
-            .find(|b| b.name() == self.backend)
-            .ok_or_else(|| bad(&format!("no backend `{}`", self.backend)))?;
         let sim_mode =
             SimMode::named(&self.sim_mode).ok_or_else(|| bad(&format!("no simulator mode `{}`", self.sim_mode)))?;
         Ok(RunSettings {
             patterns: vec![pattern],
             variants: self.variants,
-            backend,
+            backend: self.backend,
             sizing: Sizing { bytes: self.size_bytes },
             arch: self.arch,
             profiler: ProfilerSettings {

@@ -42,7 +42,11 @@ fn tasks() -> Vec<Task> {
 }
 
 fn record() -> Record {
-    Record { provenance: Provenance::new("model"), extra: serde_json::Map::new(), notices: vec!["n".into()] }
+    Record {
+        provenance: Provenance::new(crate::results::Backend::Model),
+        extra: serde_json::Map::new(),
+        notices: vec!["n".into()],
+    }
 }
 
 fn dir() -> (tempfile::TempDir, RunDir) {

@@ -23,7 +23,7 @@ use crate::results::Row;
 /// A backend that makes rows itself (GPGPU-Sim), and the raw metrics it measures: any other
 /// raw metric of the catalogue it never provides (see [`Derivation::notices_by`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Backend<'a> {
+pub(crate) struct MeasuredBy<'a> {
     /// As people call it: `GPGPU-Sim`.
     pub name: &'a str,
     /// The raw metrics (`metrics.toml` keys) it can give a row.
@@ -191,7 +191,7 @@ impl Derivation {
     /// it measures but a row lacks is no alarm at all (the backend counts what ran: a kernel
     /// without shared stores has no shared-store counters). Without a backend, every raw metric
     /// a row lacks is `not in the input`, with the count of derived metrics it costs.
-    pub(crate) fn notices_by(&self, rows: &mut [Row], backend: Option<&Backend>) -> Vec<String> {
+    pub(crate) fn notices_by(&self, rows: &mut [Row], backend: Option<&MeasuredBy>) -> Vec<String> {
         let mut never: BTreeSet<&str> = BTreeSet::new();
         // The raw metrics the input lacks, and the derived metrics absent for want of one.
         let (mut missing, mut absent): (BTreeSet<&str>, BTreeSet<&str>) = Default::default();
@@ -526,7 +526,7 @@ mod tests {
         let d = Derivation::new(&Catalogue::builtin()).unwrap();
         let rows = || vec![row(&[("global_load_sectors", 64.0), ("global_load_requests", 8.0)])];
         let measures = ["global_load_sectors", "global_load_requests", "shared_load_wavefronts", "duration"];
-        let backend = Backend { name: "Sim", measures: &measures };
+        let backend = MeasuredBy { name: "Sim", measures: &measures };
         let notices = d.notices_by(&mut rows(), Some(&backend));
         assert_eq!(notices.len(), 1, "{notices:?}");
         assert!(notices[0].starts_with("not measured by Sim: dram_bytes_read, dram_bytes_write, "), "{notices:?}");

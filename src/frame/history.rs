@@ -169,7 +169,7 @@ pub(crate) fn history(mut runs: Vec<SavedRun>, filter: &Filter) -> Result<Histor
                 name: r.name.clone(),
                 path: r.path.clone(),
                 time: r.time.clone(),
-                backend: p.backend.clone(),
+                backend: p.backend.to_string(),
                 gpu: p.gpu.clone(),
                 git: p.git.clone(),
             }
@@ -232,7 +232,7 @@ mod tests {
         (row.pattern, row.variant) = (Some("stride".into()), Some("stride_8".into()));
         row.metrics.insert("global_load_sectors_per_request".into(), spr);
         row.metrics.insert("duration".into(), 1e-3);
-        let mut p = Provenance::new("model");
+        let mut p = Provenance::new(crate::results::Backend::Model);
         p.git = Some(Git { commit: commit.into(), branch: Some("main".into()), dirty: false, date: None });
         SavedRun { name: name.into(), path: name.into(), time: time.into(), results: Results::new(p, vec![row]) }
     }

@@ -12,7 +12,7 @@ use polars_core::prelude::*;
 
 use super::cols::{BLOCK, GRID, ID, KERNEL, LAUNCHES, PROCESS, RANK};
 use super::sanity::{Sanity, Suspect};
-use super::{polars_error, Backend, Derivation, Frame};
+use super::{polars_error, Derivation, Frame, MeasuredBy};
 use crate::error::Result;
 use crate::metrics::{Kind, Mapped};
 use crate::parse::{units, LaunchRecord, Value};
@@ -252,7 +252,7 @@ pub(crate) fn rows_of(
     names: &HashMap<String, Mapped>,
     grouping: Grouping,
     derivation: &Derivation,
-    (source, backend): (Source, Option<&Backend>),
+    (source, backend): (Source, Option<&MeasuredBy>),
 ) -> Result<(Vec<Row>, Vec<String>, DeviceFacts)> {
     let mut launches = Launches::new(names, grouping);
     for rec in records {

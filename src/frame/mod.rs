@@ -27,7 +27,7 @@ use std::collections::HashSet;
 
 use polars_core::prelude::*;
 
-pub(crate) use derive::{Backend, Derivation};
+pub(crate) use derive::{Derivation, MeasuredBy};
 
 use crate::error::{Error, Result};
 use crate::results::{Metrics, Row};

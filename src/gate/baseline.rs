@@ -73,7 +73,7 @@ pub(crate) struct BaselineProvenance {
 impl From<&Provenance> for BaselineProvenance {
     fn from(p: &Provenance) -> BaselineProvenance {
         BaselineProvenance {
-            backend: p.backend.clone(),
+            backend: p.backend.to_string(),
             gpu: p.gpu.clone(),
             compute_capability: p.compute_capability.clone(),
             ncu_version: p.ncu_version.clone(),
@@ -172,7 +172,7 @@ mod tests {
 
     fn run(cc: &str, rows: Vec<Row>) -> Results {
         let provenance = Provenance {
-            backend: "ncu".into(),
+            backend: crate::results::Backend::Ncu,
             compute_capability: Some(cc.into()),
             gpu: Some("GPU".into()),
             ..Default::default()

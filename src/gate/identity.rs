@@ -74,7 +74,7 @@ mod tests {
     }
 
     fn keys(rows: Vec<Row>) -> Vec<String> {
-        let mut p = Provenance::new("ncu");
+        let mut p = Provenance::new(crate::results::Backend::Ncu);
         p.compute_capability = Some("9.0".into());
         let inputs = [Results::new(p, rows)];
         let mut k: Vec<String> = identify(&inputs).into_iter().map(|(_, key, _, _)| key).collect();

@@ -298,7 +298,7 @@ fn parse_place(text: &str) -> Option<Location> {
 fn env_info(arch: &str, p: &Provenance) -> EnvironmentInfo {
     EnvironmentInfo {
         arch: arch.to_string(),
-        backend: if arch == "model" { "model".to_string() } else { p.backend.clone() },
+        backend: if arch == "model" { "model".to_string() } else { p.backend.to_string() },
         gpu: p.gpu.clone(),
         ncu_version: p.ncu_version.clone(),
     }
@@ -579,7 +579,11 @@ mod tests {
     }
 
     fn run(rows: Vec<Row>) -> Results {
-        let p = Provenance { backend: "ncu".into(), compute_capability: Some("9.0".into()), ..Default::default() };
+        let p = Provenance {
+            backend: crate::results::Backend::Ncu,
+            compute_capability: Some("9.0".into()),
+            ..Default::default()
+        };
         Results::new(p, rows)
     }
 

@@ -286,7 +286,7 @@ mod tests {
         let mut other_shape = kernel("k", &[]);
         other_shape.grid = Some([8, 1, 1]);
         let mut results = Results::new(
-            Provenance::new("ncu"),
+            Provenance::new(crate::results::Backend::Ncu),
             vec![
                 kernel("k", &[]),
                 kernel("k", &[("global_load_sectors_per_request", 1.5)]),

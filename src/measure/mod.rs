@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::frame::findings::against_model;
 use crate::frame::launches::{Grouping, Launches};
 use crate::frame::manifest::{self, Entry};
-use crate::frame::{Backend, Derivation, Frame};
+use crate::frame::{Derivation, Frame, MeasuredBy};
 use crate::import::{open_report, read_error, Bounds, Content, Open, RepReader};
 
 use crate::metrics::Catalogue;
@@ -159,7 +159,7 @@ pub(crate) struct Rows<'a> {
     pub derivation: &'a Derivation,
     pub model: &'a ModelSettings,
     pub source: Source,
-    pub backend: Option<&'a Backend<'a>>,
+    pub backend: Option<&'a MeasuredBy<'a>>,
 }
 
 impl Rows<'_> {

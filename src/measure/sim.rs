@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::frame::launches::{rows_of, Grouping};
 use crate::frame::manifest::{self, Entry};
-use crate::frame::{Backend, Derivation};
+use crate::frame::{Derivation, MeasuredBy};
 use crate::metrics::Catalogue;
 use crate::model::ModelSettings;
 use crate::parse::gpgpusim::SimRun;
@@ -53,7 +53,7 @@ pub(crate) const MEASURES: &[&str] = &[
 ];
 
 /// The simulator as a backend of rows, for the derivation's notices.
-pub(crate) const BACKEND: Backend<'static> = Backend { name: "GPGPU-Sim", measures: MEASURES };
+pub(crate) const BACKEND: MeasuredBy<'static> = MeasuredBy { name: "GPGPU-Sim", measures: MEASURES };
 
 /// What every pattern of a simulated run is run with.
 #[derive(Clone, Copy)]
@@ -502,7 +502,7 @@ pub(crate) fn simulate_program(
     // access's ideal), then the three worst of each kernel.
     let opts = crate::lines::Options { kernel: p.kernel.cloned(), ..Default::default() };
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
-    let mut results = crate::results::Results::new(crate::results::Provenance::new("sim"), rows);
+    let mut results = crate::results::Results::new(crate::results::Provenance::new(crate::results::Backend::Sim), rows);
     crate::lines::gate::fill_kernel_metrics(&mut results, &lines, catalogue, false)?;
     let opts = crate::lines::Options { top: Some(3), ..opts };
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;

@@ -20,7 +20,7 @@ impl Exporter for Markdown {
         let plots = if self.plots { plot_files(results) } else { Vec::new() };
         let mut out = String::from("# coalprof results\n\n");
         let p = &results.provenance;
-        let mut facts = vec![format!("backend `{}`", escape(&p.backend))];
+        let mut facts = vec![format!("backend `{}`", escape(&p.backend.to_string()))];
         if let Some(g) = &p.gpu {
             facts.push(format!("GPU {}", escape(g)));
         }

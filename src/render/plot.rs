@@ -649,7 +649,7 @@ mod tests {
                 )
             })
             .collect();
-        Results::new(Provenance { backend: "model".into(), ..Provenance::default() }, rows)
+        Results::new(Provenance { backend: crate::results::Backend::Model, ..Provenance::default() }, rows)
     }
 
     /// Measured rows with the model's prediction beside them, for a sweep and a comparison.
@@ -685,7 +685,11 @@ mod tests {
                 Some(&[(SECTORS, p), (SECTORS_IDEAL, 2.0)]),
             ));
         }
-        let prov = Provenance { backend: "ncu".into(), gpu: Some("NVIDIA H200".into()), ..Provenance::default() };
+        let prov = Provenance {
+            backend: crate::results::Backend::Ncu,
+            gpu: Some("NVIDIA H200".into()),
+            ..Provenance::default()
+        };
         Results::new(prov, rows)
     }
 
@@ -830,7 +834,7 @@ mod tests {
             ));
         }
         rows.push(row("reuse", "direct", &[("staged", json!(false))], Source::Predicted, &[(DRAM_BYTES, 8e9)], None));
-        Results::new(Provenance { backend: "model".into(), ..Provenance::default() }, rows)
+        Results::new(Provenance { backend: crate::results::Backend::Model, ..Provenance::default() }, rows)
     }
 
     #[test]

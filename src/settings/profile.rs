@@ -21,7 +21,7 @@ pub(super) fn settings(a: &ProfileArgs, out_base: PathBuf, env: &Env) -> Result<
         }
         false => (None, a.command.clone()),
     };
-    let simulate = matches!(a.backend, crate::cli::ProfileBackendArg::Sim);
+    let simulate = a.backend == crate::results::Backend::Sim;
     let (program, args, source) = match &a.source {
         Some(file) => {
             if !simulate {

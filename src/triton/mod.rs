@@ -370,7 +370,7 @@ pub fn results(doc: &Interpreted, report: &LineReport) -> crate::results::Result
     settings.insert("programs".into(), Value::from(doc.programs.run));
     let provenance = crate::results::Provenance {
         coalprof: env!("CARGO_PKG_VERSION").into(),
-        backend: "triton".into(),
+        backend: crate::results::Backend::Triton,
         compute_capability: Some(cc),
         settings,
         inputs: vec![doc.file.clone()],
