@@ -39,8 +39,8 @@ mod setup; // `coalprof setup`: dry run, idempotence, a failed simulator build t
 mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model exactly
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
-mod untrusted; // hostile inputs built from a grammar of each format: `check` bounded in time and memory
 mod triton; // `coalprof triton`: exact numbers of Triton kernels through a real Triton, no GPU
+mod untrusted; // hostile inputs built from a grammar of each format: `check` bounded in time and memory
 mod util;
 mod wheel; // the wheel in fresh venvs: the CLI, `import coalprof`, the [cuda] extra (opt-in: a release build)
 mod width; // terminal tables fit COLUMNS / the terminal / 100 columns; `--wide` shows all

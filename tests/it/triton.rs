@@ -23,6 +23,23 @@ fn python(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// Whether this Triton's LLVM moves an inline-asm load's `.loc` past its line
+/// (llvm-project#177718): seen in the PTX of 3.9.0, absent from 3.6.0's (there every `ld.global`
+/// of the block sits under the `tl.load`'s own `.loc`, so ncu shows the true line). `None` for a
+/// version not yet looked at: the tests then accept either.
+fn shifts_lines(py: &PathBuf) -> Option<bool> {
+    let out = std::process::Command::new(py)
+        .args(["-c", "import importlib.metadata as m; print(m.version('triton'))"])
+        .output()
+        .unwrap();
+    let v = String::from_utf8_lossy(&out.stdout);
+    match v.trim() {
+        "3.6.0" => Some(false),
+        "3.9.0" => Some(true),
+        _ => None,
+    }
+}
+
 /// `coalprof triton KERNELS::kernel args… --format json`: the rows, by line or instruction.
 fn rows(py: &PathBuf, kernel: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let target = format!("{KERNELS}::{kernel}");
@@ -109,7 +126,11 @@ fn a_runtime_stride_of_2_is_32_sectors_and_stride_1_becomes_a_constexpr_v4_load(
     assert_eq!(expect, (32.0, 4.0));
     let r = row(&two, 32, "global load");
     assert_eq!(ratios(r), expect);
-    assert_eq!(r["sass"], "ld.global.b32 (ncu: line 33)");
+    match shifts_lines(&py) {
+        Some(true) => assert_eq!(r["sass"], "ld.global.b32 (ncu: line 33)"),
+        Some(false) => assert_eq!(r["sass"], "ld.global.b32"),
+        None => assert!(r["sass"].as_str().unwrap().starts_with("ld.global.b32"), "{r:#}"),
+    }
     // Stride 1: the JIT makes it a constexpr, so the four registers are one ld.global.v4:
     // 32 lanes × 16 contiguous bytes.
     let one = rows(&py, "strided", &args("stride=1"));
@@ -244,9 +265,19 @@ fn the_inline_asm_line_shift_shows_the_true_line_and_the_line_ncu_shows() {
     // later line, 1 to 3 on, blank lines too (llvm-project#177718): both are said.
     let load = row(&rows, 14, "global load");
     let sass = load["sass"].as_str().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let shifted = sass.contains("(ncu: line ");
+    if let Some(expected) = shifts_lines(&py) {
+        assert_eq!(shifted, expected, "{sass}");
+    }
+    if !shifted {
+        // An LLVM without the shift: ncu shows the true line, and nothing says otherwise.
+        assert_eq!(sass, "ld.global.v4.b32", "{sass}");
+        assert!(!stderr.contains("ncu shows this load on line"), "{stderr}");
+        return;
+    }
     let ncu: u64 = sass.rsplit("line ").next().unwrap().trim_end_matches(')').parse().unwrap();
     assert!((15..=17).contains(&ncu), "{sass}");
-    let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains(&format!("{KERNELS}:14: ncu shows this load on line {ncu}")), "{stderr}");
 }
 
