@@ -423,3 +423,77 @@ print("same")
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "same");
 }
+
+/// scripts/triton_gpu_check.py's comparison (gpu-validate.sh runs it on a GPU against ncu):
+/// against a fake ncu `lines` document made from `coalprof triton`'s own rows, each moved to
+/// the line ncu shows, it finds every row equal; with one load's sectors changed it fails on
+/// that line; a row on the true line instead of ncu's is a row ncu lacks (where they differ).
+#[test]
+fn the_gpu_comparison_matches_rows_by_the_line_ncu_shows_fake_ncu() {
+    let Some(py) = python("the_gpu_comparison_matches_rows_by_the_line_ncu_shows_fake_ncu") else { return };
+    let d = tempfile::tempdir().unwrap();
+    let args = ["--grid", "16", "--arg", "x_ptr=f32[65536]", "--arg", "y_ptr=f32[16384]", "--arg", "stride=2"];
+    let triton = rows(&py, "strided", &[&args[..], &["--meta", "BLOCK=1024", "--arch", "sm_80"]].concat());
+    let cpu = d.path().join("strided.json");
+    std::fs::write(&cpu, serde_json::json!({ "rows": triton }).to_string()).unwrap();
+    let at_ncu_line = |r: &serde_json::Value| -> u64 {
+        let sass = r["sass"].as_str().unwrap();
+        sass.split("(ncu: line ")
+            .nth(1)
+            .map_or(r["line"].as_u64().unwrap(), |l| l.trim_end_matches(')').parse().unwrap())
+    };
+    let fake = |rows: Vec<serde_json::Value>| {
+        let p = d.path().join("ncu.json");
+        std::fs::write(&p, serde_json::json!({ "rows": rows }).to_string()).unwrap();
+        std::process::Command::new(&py)
+            .arg(root().join("scripts/triton_gpu_check.py"))
+            .arg("compare")
+            .arg(&p)
+            .arg(&cpu)
+            .output()
+            .unwrap()
+    };
+    let moved: Vec<serde_json::Value> = triton
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["line"] = at_ncu_line(&r).into();
+            r["kernel"] = "strided".into();
+            r["sass"] = "LDG.E".into();
+            r
+        })
+        .collect();
+    let out = fake(moved.clone());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains(&format!("all {} rows equal", triton.len())), "{text}");
+    // One load's sectors off by one sector: that line, that op, both numbers.
+    let mut off = moved.clone();
+    let i = off.iter().position(|r| r["op"] == "global load").unwrap();
+    let sectors = off[i]["sectors"].as_f64().unwrap();
+    off[i]["sectors"] = (sectors + 1.0).into();
+    let out = fake(off);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let line = moved[i]["line"].as_u64().unwrap();
+    let want = format!(
+        "differs: strided kernels.py:{line} global load: sectors: coalprof triton {sectors}, ncu {}",
+        sectors + 1.0
+    );
+    assert!(text.contains(&want), "{text}");
+    // Where LLVM moved the load (Triton 3.9), the true line is not where ncu counts it.
+    if triton.iter().any(|r| at_ncu_line(r) != r["line"].as_u64().unwrap()) {
+        let out = fake(
+            triton
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    r["kernel"] = "strided".into();
+                    r
+                })
+                .collect(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ncu has no such row"));
+    }
+}
