@@ -127,7 +127,7 @@ pub(crate) enum Command {
 /// What `coalprof setup` installs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum SetupComponent {
-    /// Everything below.
+    /// cuda, ncu and sim (triton only when named).
     All,
     /// nvcc, nvdisasm, cuobjdump, the CUDA headers and NVTX (NVIDIA's PyPI wheels).
     Cuda,
@@ -135,6 +135,8 @@ pub(crate) enum SetupComponent {
     Ncu,
     /// The CUDA 11.8 toolkit and GPGPU-Sim built from its pinned source, for `--backend sim`.
     Sim,
+    /// Triton and numpy (no torch) in a Python environment, for `coalprof triton`.
+    Triton,
 }
 
 #[derive(Debug, Args)]

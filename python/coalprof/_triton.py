@@ -641,19 +641,31 @@ def interpret(np, request, wait_compiled):
     B = it.InterpreterBuilder
     orig_load, orig_store = B.create_masked_load, B.create_masked_store
 
-    def load(self, ptrs, mask, other, cache_policy, is_volatile):
+    # The trailing cache/eviction/volatile arguments differ between Triton versions (3.6 passes
+    # `cache_modifier, eviction_policy`, 3.9 one `cache_policy`); they are passed on untouched.
+    def load(self, ptrs, mask, other, *rest):
         record("load", ptrs, mask)
-        return orig_load(self, ptrs, mask, other, cache_policy, is_volatile)
+        return orig_load(self, ptrs, mask, other, *rest)
 
-    def store(self, ptrs, value, mask, cache_policy):
+    def store(self, ptrs, value, mask, *rest):
         record("store", ptrs, mask)
-        return orig_store(self, ptrs, value, mask, cache_policy)
+        return orig_store(self, ptrs, value, mask, *rest)
 
     B.create_masked_load, B.create_masked_store = load, store
 
     grid = list(request["grid"]) + [1] * (3 - len(request["grid"]))
     chosen = programs_of(grid, request.get("programs"))
     inner = fn.rewrite()
+    # Triton 3.6's interpreter turns a scalar into an index with `int(data)` of a 1-element array,
+    # which numpy 2.4 refuses (`range(0, K, BLOCK)` fails); 3.9 squeezes first. `.item()` serves
+    # both. Every (re)patch of the language goes through `_patch_lang_tensor`, so it is wrapped.
+    orig_patch_tensor = it._patch_lang_tensor
+
+    def patch_tensor(tensor, scope):
+        orig_patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.item()))
+
+    it._patch_lang_tensor = patch_tensor
     patch = it._patch_lang(inner)
     try:
         args = {n: (v if n in request.get("meta", {}) else it._implicit_cvt(v)) for n, v in values.items()}

@@ -102,7 +102,17 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
     // Triton's Python, for `coalprof triton`: never required either.
     checks.push(
         match tools.triton() {
-            Ok((t, how)) => Check::found("triton", t.version(), how, &t.python),
+            Ok((t, how)) => {
+                // The engine leans on Triton's internals: a version it was not tested with is said.
+                let version = t.version().map(|v| match crate::tools::triton::SUPPORTED.contains(&v.as_str()) {
+                    true => v,
+                    false => format!(
+                        "{v} (untested: coalprof's Triton engine is tested with {})",
+                        crate::tools::triton::SUPPORTED.join(", ")
+                    ),
+                });
+                Check::found("triton", version, how, &t.python)
+            }
             Err(e) => Check::missing("triton", &e, "only for `coalprof triton`: Triton kernels without a GPU"),
         }
         .optional(),

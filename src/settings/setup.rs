@@ -12,16 +12,17 @@ pub(super) fn request(a: &crate::cli::SetupArgs, env: &Env) -> Result<crate::too
         Error::usage("no tool home: COALPROF_HOME, XDG_DATA_HOME and HOME are all unset")
             .with_hint("set COALPROF_HOME to the folder `coalprof setup` should install into")
     })?;
-    let components = Component::ALL
+    let components = Component::EVERY
         .into_iter()
         .filter(|c| {
             a.components.iter().any(|&asked| {
-                asked == SetupComponent::All
+                (asked == SetupComponent::All && Component::ALL.contains(c))
                     || matches!(
                         (asked, c),
                         (SetupComponent::Cuda, Component::Cuda)
                             | (SetupComponent::Ncu, Component::Ncu)
                             | (SetupComponent::Sim, Component::Sim)
+                            | (SetupComponent::Triton, Component::Triton)
                     )
             })
         })

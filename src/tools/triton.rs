@@ -15,6 +15,10 @@ use crate::error::{Error, Result};
 /// The engine's source, carried by the binary so a `cargo install`ed coalprof has it too.
 pub const ENGINE: &str = include_str!("../../python/coalprof/_triton.py");
 
+/// The Triton versions `tests/it/triton.rs` passes on (docs/guide/triton.md lists them too;
+/// `coalprof setup triton` installs the newest).
+pub const SUPPORTED: &[&str] = &["3.6.0", "3.9.0"];
+
 /// A Python with `triton` and `numpy` importable.
 #[derive(Debug, Clone)]
 pub struct Triton {

@@ -119,3 +119,64 @@ fn without_any_home_setup_is_a_usage_error() {
     let out = c.assert().code(2).get_output().clone();
     assert!(text(&out.stderr).contains("COALPROF_HOME"), "{}", text(&out.stderr));
 }
+
+/// `setup triton`: in a fresh home the dry run plans the pinned pip install and writes nothing;
+/// against a home whose `triton/` is a Python environment with Triton (the tests' own, linked
+/// in), it says it is there with that Triton's version, and `doctor` finds it in the tool home.
+#[test]
+fn setup_triton_plans_the_pinned_install_and_finds_an_installed_one() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let out = setup_in(&home, d.path()).args(["triton", "--dry-run"]).assert().success().get_output().clone();
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(
+        lines[0].starts_with("triton: Triton and numpy (no torch): would pip install triton==3.9.0 numpy"),
+        "{stdout}"
+    );
+    assert!(lines[0].contains(&home.join("triton").display().to_string()), "{stdout}");
+    assert!(!home.exists(), "--dry-run created the tool home");
+    // `setup` alone (all) leaves Triton out: it is a gigabyte no other command needs.
+    let all = setup_in(&home, d.path()).arg("--dry-run").assert().success().get_output().stdout.clone();
+    assert!(!text(&all).contains("triton"), "{}", text(&all));
+
+    let venv = match std::env::var_os("COALPROF_TEST_PYTHON") {
+        Some(p) => Path::new(&p).parent().and_then(Path::parent).unwrap().to_path_buf(),
+        None => root().join(".tools/triton"),
+    };
+    if !venv.join("bin/python3").exists() {
+        skipped("setup_triton_plans_the_pinned_install_and_finds_an_installed_one", "no Python with Triton");
+        return;
+    }
+    let version = std::process::Command::new(venv.join("bin/python3"))
+        .args(["-c", "import importlib.metadata as m; print(m.version('triton'))"])
+        .output()
+        .unwrap();
+    let version = text(&version.stdout).trim().to_string();
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(&venv, home.join("triton")).unwrap();
+    let out = setup_in(&home, d.path()).args(["triton", "--dry-run"]).assert().success().get_output().clone();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("triton: Triton and numpy (no torch): already there: triton {version} in")),
+        "{stdout}"
+    );
+    // `doctor` finds it in the tool home (after COALPROF_PYTHON and coalprof's own environment,
+    // neither of which a cargo-built coalprof with the variable unset has).
+    let out = coalprof()
+        .env("COALPROF_HOME", &home)
+        .env_remove("COALPROF_PYTHON")
+        .env("PATH", crate::util::no_gpu_path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let doctor = text(&out.stdout);
+    let line =
+        doctor.lines().find(|l| l.split_whitespace().nth(1) == Some("triton")).unwrap_or_else(|| panic!("{doctor}"));
+    assert!(line.starts_with(&format!("ok   triton     {version}")), "{line}");
+    assert!(
+        line.contains(&home.join("triton/bin/python3").display().to_string()) && line.contains("(from the tool home)"),
+        "{line}"
+    );
+}

@@ -23,6 +23,23 @@ fn python(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// Whether this Triton's LLVM moves an inline-asm load's `.loc` past its line
+/// (llvm-project#177718): seen in the PTX of 3.9.0, absent from 3.6.0's (there every `ld.global`
+/// of the block sits under the `tl.load`'s own `.loc`, so ncu shows the true line). `None` for a
+/// version not yet looked at: the tests then accept either.
+fn shifts_lines(py: &PathBuf) -> Option<bool> {
+    let out = std::process::Command::new(py)
+        .args(["-c", "import importlib.metadata as m; print(m.version('triton'))"])
+        .output()
+        .unwrap();
+    let v = String::from_utf8_lossy(&out.stdout);
+    match v.trim() {
+        "3.6.0" => Some(false),
+        "3.9.0" => Some(true),
+        _ => None,
+    }
+}
+
 /// `coalprof triton KERNELS::kernel args… --format json`: the rows, by line or instruction.
 fn rows(py: &PathBuf, kernel: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let target = format!("{KERNELS}::{kernel}");
@@ -109,7 +126,11 @@ fn a_runtime_stride_of_2_is_32_sectors_and_stride_1_becomes_a_constexpr_v4_load(
     assert_eq!(expect, (32.0, 4.0));
     let r = row(&two, 32, "global load");
     assert_eq!(ratios(r), expect);
-    assert_eq!(r["sass"], "ld.global.b32 (ncu: line 33)");
+    match shifts_lines(&py) {
+        Some(true) => assert_eq!(r["sass"], "ld.global.b32 (ncu: line 33)"),
+        Some(false) => assert_eq!(r["sass"], "ld.global.b32"),
+        None => assert!(r["sass"].as_str().unwrap().starts_with("ld.global.b32"), "{r:#}"),
+    }
     // Stride 1: the JIT makes it a constexpr, so the four registers are one ld.global.v4:
     // 32 lanes × 16 contiguous bytes.
     let one = rows(&py, "strided", &args("stride=1"));
@@ -244,9 +265,19 @@ fn the_inline_asm_line_shift_shows_the_true_line_and_the_line_ncu_shows() {
     // later line, 1 to 3 on, blank lines too (llvm-project#177718): both are said.
     let load = row(&rows, 14, "global load");
     let sass = load["sass"].as_str().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let shifted = sass.contains("(ncu: line ");
+    if let Some(expected) = shifts_lines(&py) {
+        assert_eq!(shifted, expected, "{sass}");
+    }
+    if !shifted {
+        // An LLVM without the shift: ncu shows the true line, and nothing says otherwise.
+        assert_eq!(sass, "ld.global.v4.b32", "{sass}");
+        assert!(!stderr.contains("ncu shows this load on line"), "{stderr}");
+        return;
+    }
     let ncu: u64 = sass.rsplit("line ").next().unwrap().trim_end_matches(')').parse().unwrap();
     assert!((15..=17).contains(&ncu), "{sass}");
-    let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains(&format!("{KERNELS}:14: ncu shows this load on line {ncu}")), "{stderr}");
 }
 
@@ -391,4 +422,78 @@ print("same")
         std::process::Command::new(&py).args(["-c", script]).arg(root().join("python/coalprof")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "same");
+}
+
+/// scripts/triton_gpu_check.py's comparison (gpu-validate.sh runs it on a GPU against ncu):
+/// against a fake ncu `lines` document made from `coalprof triton`'s own rows, each moved to
+/// the line ncu shows, it finds every row equal; with one load's sectors changed it fails on
+/// that line; a row on the true line instead of ncu's is a row ncu lacks (where they differ).
+#[test]
+fn the_gpu_comparison_matches_rows_by_the_line_ncu_shows_fake_ncu() {
+    let Some(py) = python("the_gpu_comparison_matches_rows_by_the_line_ncu_shows_fake_ncu") else { return };
+    let d = tempfile::tempdir().unwrap();
+    let args = ["--grid", "16", "--arg", "x_ptr=f32[65536]", "--arg", "y_ptr=f32[16384]", "--arg", "stride=2"];
+    let triton = rows(&py, "strided", &[&args[..], &["--meta", "BLOCK=1024", "--arch", "sm_80"]].concat());
+    let cpu = d.path().join("strided.json");
+    std::fs::write(&cpu, serde_json::json!({ "rows": triton }).to_string()).unwrap();
+    let at_ncu_line = |r: &serde_json::Value| -> u64 {
+        let sass = r["sass"].as_str().unwrap();
+        sass.split("(ncu: line ")
+            .nth(1)
+            .map_or(r["line"].as_u64().unwrap(), |l| l.trim_end_matches(')').parse().unwrap())
+    };
+    let fake = |rows: Vec<serde_json::Value>| {
+        let p = d.path().join("ncu.json");
+        std::fs::write(&p, serde_json::json!({ "rows": rows }).to_string()).unwrap();
+        std::process::Command::new(&py)
+            .arg(root().join("scripts/triton_gpu_check.py"))
+            .arg("compare")
+            .arg(&p)
+            .arg(&cpu)
+            .output()
+            .unwrap()
+    };
+    let moved: Vec<serde_json::Value> = triton
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["line"] = at_ncu_line(&r).into();
+            r["kernel"] = "strided".into();
+            r["sass"] = "LDG.E".into();
+            r
+        })
+        .collect();
+    let out = fake(moved.clone());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains(&format!("all {} rows equal", triton.len())), "{text}");
+    // One load's sectors off by one sector: that line, that op, both numbers.
+    let mut off = moved.clone();
+    let i = off.iter().position(|r| r["op"] == "global load").unwrap();
+    let sectors = off[i]["sectors"].as_f64().unwrap();
+    off[i]["sectors"] = (sectors + 1.0).into();
+    let out = fake(off);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let line = moved[i]["line"].as_u64().unwrap();
+    let want = format!(
+        "differs: strided kernels.py:{line} global load: sectors: coalprof triton {sectors}, ncu {}",
+        sectors + 1.0
+    );
+    assert!(text.contains(&want), "{text}");
+    // Where LLVM moved the load (Triton 3.9), the true line is not where ncu counts it.
+    if triton.iter().any(|r| at_ncu_line(r) != r["line"].as_u64().unwrap()) {
+        let out = fake(
+            triton
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    r["kernel"] = "strided".into();
+                    r
+                })
+                .collect(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ncu has no such row"));
+    }
 }

@@ -438,3 +438,46 @@ fn action_installs_the_wheel_with_pip_and_gates_with_it() {
     assert_eq!(runs.last().unwrap().status, 1);
     timing("the action's pip install", start);
 }
+
+/// The `[triton]` extra in a fresh environment: Triton and numpy come with it (from PyPI, or
+/// pip's cache), torch does not (`import torch` fails), and `coalprof triton` works there with
+/// the environment's own Python found by discovery (no `COALPROF_PYTHON`). The kernel file
+/// imports torch at its top, as users' files do: the engine reads its `@triton.jit` functions
+/// from the syntax tree instead of importing it.
+#[test]
+fn triton_extra_installs_no_torch_and_coalprof_triton_runs() {
+    let test = "triton_extra_installs_no_torch_and_coalprof_triton_runs";
+    let Some(wheel) = wheel(test) else { return };
+    let Some((python, wheelhouse)) = tools(test) else { return };
+    let start = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let venv = Venv::new(&python, dir.path());
+    // Triton is not in the wheelhouse: pip takes it from its index (its cache, after CI's
+    // scripts/install-triton.sh), the rest from the wheelhouse.
+    venv.ok(
+        &venv.home,
+        &format!(
+            "pip install -q --disable-pip-version-check --find-links {} '{}[triton]'",
+            q(&wheelhouse),
+            wheel.display()
+        ),
+    );
+    timing("pip install [triton]", start);
+    let torch = venv.sh(dir.path(), "python -c 'import torch'");
+    assert!(!torch.status.success(), "the [triton] extra must not install torch");
+    let out = venv.ok(
+        &root(),
+        "coalprof triton tests/fixtures/triton/kernels.py::copy --grid 4 --arg x_ptr=f32[4096] \
+         --arg y_ptr=f32[4096] --arg n=4096 --meta BLOCK=1024 --arch sm_80 --format json --top 0",
+    );
+    let doc = json(out.as_bytes());
+    let rows = doc["rows"].as_array().unwrap();
+    // 1024 f32 over 4 warps: 8 per lane in two ld.global.v4 (16 bytes each), 32 lanes × 16
+    // contiguous bytes = 512 bytes = 16 sectors per request, all of them needed.
+    for op in ["global load", "global store"] {
+        let r = rows.iter().find(|r| r["op"] == op).unwrap_or_else(|| panic!("no {op}: {doc:#}"));
+        assert_eq!(r["sectors_per_request"].as_f64(), Some(512.0 / 32.0), "{r:#}");
+        assert_eq!(r["ideal_sectors_per_request"].as_f64(), Some(16.0), "{r:#}");
+    }
+    timing("the [triton] extra", start);
+}

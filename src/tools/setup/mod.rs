@@ -12,6 +12,7 @@ mod debian;
 pub(crate) mod ncu;
 pub(crate) mod sim;
 pub(crate) mod stage;
+pub(crate) mod triton;
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -31,11 +32,16 @@ pub(crate) enum Component {
     Ncu,
     /// The CUDA 11.8 toolkit and GPGPU-Sim, for `--backend sim`.
     Sim,
+    /// Triton and numpy in a Python environment, for `coalprof triton` (only when named: it
+    /// is ~1 GB and no other command needs it).
+    Triton,
 }
 
 impl Component {
     /// Every component, in the order `setup all` installs them.
     pub(crate) const ALL: [Component; 3] = [Component::Cuda, Component::Ncu, Component::Sim];
+    /// Every component there is, in the order they are installed when named together.
+    pub(crate) const EVERY: [Component; 4] = [Component::Cuda, Component::Ncu, Component::Sim, Component::Triton];
 
     /// The name on the command line (`coalprof setup sim`).
     pub(crate) fn name(self) -> &'static str {
@@ -43,6 +49,7 @@ impl Component {
             Component::Cuda => "cuda",
             Component::Ncu => "ncu",
             Component::Sim => "sim",
+            Component::Triton => "triton",
         }
     }
 }
@@ -52,7 +59,7 @@ impl Component {
 pub(crate) struct Request {
     /// Where to install.
     pub home: ToolHome,
-    /// What to install, without repeats, in [`Component::ALL`]'s order.
+    /// What to install, without repeats, in [`Component::EVERY`]'s order.
     pub components: Vec<Component>,
     /// `--dry-run`: plan and list, change nothing.
     pub dry_run: bool,
@@ -137,6 +144,7 @@ pub(crate) fn plan(req: &Request) -> Vec<Step> {
             Component::Cuda => steps.extend(cuda::plan(req)),
             Component::Ncu => steps.extend(ncu::plan(req)),
             Component::Sim => steps.extend(sim::plan(req)),
+            Component::Triton => steps.extend(triton::plan(req)),
         }
     }
     steps
