@@ -12,6 +12,7 @@ use crate::import::RepReader;
 use crate::results::Backend;
 use crate::style::{By, Format};
 use crate::tools::gpgpusim::SimMode;
+use crate::tools::setup::Component;
 
 /// Shows how CUDA kernels touch memory: sectors per request, amplification, bandwidth and
 /// shared-memory bank conflicts, measured with Nsight Compute or predicted by an address model.
@@ -124,26 +125,11 @@ pub(crate) enum Command {
     },
 }
 
-/// What `coalprof setup` installs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SetupComponent {
-    /// cuda, ncu and sim (triton only when named).
-    All,
-    /// nvcc, nvdisasm, cuobjdump, the CUDA headers and NVTX (NVIDIA's PyPI wheels).
-    Cuda,
-    /// ncu 2022.3 for reading and importing reports (Debian non-free).
-    Ncu,
-    /// The CUDA 11.8 toolkit and GPGPU-Sim built from its pinned source, for `--backend sim`.
-    Sim,
-    /// Triton and numpy (no torch) in a Python environment, for `coalprof triton`.
-    Triton,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct SetupArgs {
     /// What to install (several may be named).
-    #[arg(value_enum, default_values_t = [SetupComponent::All])]
-    pub components: Vec<SetupComponent>,
+    #[arg(value_enum, default_values_t = [Component::All])]
+    pub components: Vec<Component>,
     /// List each step, and whether its result is already there, without changing anything.
     #[arg(long)]
     pub dry_run: bool,

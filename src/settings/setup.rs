@@ -6,27 +6,12 @@ use crate::error::{Error, Result};
 
 /// `coalprof setup`: the tool home, what to install, and what the steps need to know.
 pub(super) fn request(a: &crate::cli::SetupArgs, env: &Env) -> Result<crate::tools::setup::Request> {
-    use crate::cli::SetupComponent;
     use crate::tools::setup::Component;
     let home = env.tool_home.clone().ok_or_else(|| {
         Error::usage("no tool home: COALPROF_HOME, XDG_DATA_HOME and HOME are all unset")
             .with_hint("set COALPROF_HOME to the folder `coalprof setup` should install into")
     })?;
-    let components = Component::EVERY
-        .into_iter()
-        .filter(|c| {
-            a.components.iter().any(|&asked| {
-                (asked == SetupComponent::All && Component::ALL.contains(c))
-                    || matches!(
-                        (asked, c),
-                        (SetupComponent::Cuda, Component::Cuda)
-                            | (SetupComponent::Ncu, Component::Ncu)
-                            | (SetupComponent::Sim, Component::Sim)
-                            | (SetupComponent::Triton, Component::Triton)
-                    )
-            })
-        })
-        .collect();
+    let components = Component::expand(&a.components);
     // The vendored simulator source sits beside the checkout (`../shared/vendor/`), as the
     // checkout's scripts have always found it.
     let vendor = project_root(&env.cwd)

@@ -23,34 +23,38 @@ use super::process::{self, Captured, Cmd};
 use super::ToolError;
 pub use crate::error::SetupError;
 
-/// What `coalprof setup` can install.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What `coalprof setup` can install, as the command line names it (`coalprof setup cuda sim`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub(crate) enum Component {
-    /// nvcc, nvdisasm, cuobjdump, the runtime headers and NVTX (NVIDIA's PyPI wheels).
+    /// cuda, ncu and sim (triton only when named: it is ~1 GB and only `coalprof triton` needs it).
+    All,
+    /// nvcc, nvdisasm, cuobjdump, the CUDA headers and NVTX (NVIDIA's PyPI wheels).
     Cuda,
-    /// ncu 2022.3 (Debian's `nsight-compute-target`), for reading and importing reports.
+    /// ncu 2022.3 for reading and importing reports (Debian non-free).
     Ncu,
-    /// The CUDA 11.8 toolkit and GPGPU-Sim, for `--backend sim`.
+    /// The CUDA 11.8 toolkit and GPGPU-Sim built from its pinned source, for `--backend sim`.
     Sim,
-    /// Triton and numpy in a Python environment, for `coalprof triton` (only when named: it
-    /// is ~1 GB and no other command needs it).
+    /// Triton and numpy (no torch) in a Python environment, for `coalprof triton`.
     Triton,
 }
 
 impl Component {
-    /// Every component, in the order `setup all` installs them.
+    /// What `all` stands for, in the order it installs them.
     pub(crate) const ALL: [Component; 3] = [Component::Cuda, Component::Ncu, Component::Sim];
-    /// Every component there is, in the order they are installed when named together.
+    /// Every component that installs something, in the order they are installed when named together.
     pub(crate) const EVERY: [Component; 4] = [Component::Cuda, Component::Ncu, Component::Sim, Component::Triton];
 
-    /// The name on the command line (`coalprof setup sim`).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Component::Cuda => "cuda",
-            Component::Ncu => "ncu",
-            Component::Sim => "sim",
-            Component::Triton => "triton",
-        }
+    /// The components `asked` names, `all` expanded, without repeats, in [`Component::EVERY`]'s order.
+    pub(crate) fn expand(asked: &[Component]) -> Vec<Component> {
+        let named =
+            |c: &Component| asked.iter().any(|&a| a == *c || (a == Component::All && Component::ALL.contains(c)));
+        Component::EVERY.into_iter().filter(named).collect()
+    }
+
+    /// The name on the command line (`coalprof setup sim`): clap's.
+    pub(crate) fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
     }
 }
 
@@ -145,6 +149,8 @@ pub(crate) fn plan(req: &Request) -> Vec<Step> {
             Component::Ncu => steps.extend(ncu::plan(req)),
             Component::Sim => steps.extend(sim::plan(req)),
             Component::Triton => steps.extend(triton::plan(req)),
+            // Expanded into the others by `Component::expand` before a request is made.
+            Component::All => {}
         }
     }
     steps
