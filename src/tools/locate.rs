@@ -233,8 +233,9 @@ impl ToolSearch {
         Err(ToolError::NotFound {
             tool: "triton",
             searched,
-            hint: "install `triton` and `numpy` (no torch needed) beside coalprof (`pip install 'coalprof[triton]'`) \
-                   or into a virtual environment, and set `COALPROF_PYTHON` to its `bin/python3`"
+            hint: "run `coalprof setup triton` (Triton and numpy, no torch, into the tool home), or \
+                   `pip install 'coalprof[triton]'` beside coalprof, or set `COALPROF_PYTHON` to a Python that has \
+                   `triton` and `numpy`"
                 .into(),
         })
     }
