@@ -78,18 +78,7 @@ fn install(req: &Request, python: &Path, report: &dyn Report) -> Result<String, 
     let stage = Stage::new(&home.root, "cuda")?;
     report.doing("creating a Python environment for pip");
     let venv = stage.join("pip");
-    let made = run(&Cmd::new(python).args(["-m", "venv"]).arg(&venv), "cannot create a Python virtual environment");
-    if let Err(e) = made {
-        return Err(SetupError::Cannot {
-            message: format!(
-                "Python cannot create a virtual environment for pip (its `venv` module or `ensurepip` is missing): {e}"
-            ),
-            hint: Some(format!(
-                "run `{}`, then `coalprof setup cuda` again",
-                super::apt_install(req.root, &["python3-venv"])
-            )),
-        });
-    }
+    super::make_venv(req, python, &venv, Component::Cuda)?;
     report.doing("pip install (PyPI, about 100 MB)");
     let prefix = stage.join("cuda");
     run(

@@ -15,7 +15,7 @@ pub(crate) mod stage;
 pub(crate) mod triton;
 
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::home::ToolHome;
@@ -218,6 +218,23 @@ fn run(cmd: &Cmd, what: &str) -> Result<Captured, SetupError> {
         return Err(ToolError::failed(what, cmd, &out).with_output(text).into());
     }
     Ok(out)
+}
+
+/// A Python virtual environment at `venv`, made by `python`, for `component`'s install. A Python
+/// without its `venv` module or `ensurepip` (Debian splits them off) is an error whose hint
+/// installs them and runs `coalprof setup COMPONENT` again.
+fn make_venv(req: &Request, python: &Path, venv: &Path, component: Component) -> Result<(), SetupError> {
+    let made = run(&Cmd::new(python).args(["-m", "venv"]).arg(venv), "cannot create a Python virtual environment");
+    made.map(drop).map_err(|e| SetupError::Cannot {
+        message: format!(
+            "Python cannot create a virtual environment (its `venv` module or `ensurepip` is missing): {e}"
+        ),
+        hint: Some(format!(
+            "run `{}`, then `coalprof setup {}` again",
+            apt_install(req.root, &["python3-venv"]),
+            component.name()
+        )),
+    })
 }
 
 /// Whole seconds, for the step lines.

@@ -52,18 +52,7 @@ fn install(req: &Request, base: &Path, report: &dyn Report) -> Result<String, Se
     let stage = Stage::new(&home.root, "triton")?;
     report.doing("creating the Python environment");
     let venv = stage.join("triton");
-    let made = run(&Cmd::new(base).args(["-m", "venv"]).arg(&venv), "cannot create a Python virtual environment");
-    if let Err(e) = made {
-        return Err(SetupError::Cannot {
-            message: format!(
-                "Python cannot create a virtual environment (its `venv` module or `ensurepip` is missing): {e}"
-            ),
-            hint: Some(format!(
-                "run `{}`, then `coalprof setup triton` again",
-                super::apt_install(req.root, &["python3-venv"])
-            )),
-        });
-    }
+    super::make_venv(req, base, &venv, Component::Triton)?;
     report.doing(&format!("pip install triton=={VERSION} numpy (PyPI, about 300 MB)"));
     run(
         &Cmd::new(venv.join("bin/python3"))
