@@ -142,12 +142,11 @@ pub(crate) fn open_report(path: &Path, mode: Open<'_>, bounds: Bounds) -> Result
 
 /// The native reader's error on `path` (a bound it ran into says how to lift it).
 pub(crate) fn read_error(path: &Path, e: ReadError) -> Error {
-    let bound = matches!(e, ReadError::Bound { .. });
     let error = Error::input(path, e.to_string());
-    match bound {
-        true => error.with_hint("for a report you trust, `--trust-input` lifts the bounds on what a report may claim"),
-        false => error,
+    if matches!(e, ReadError::Bound { .. }) {
+        return error.with_hint("for a report you trust, `--trust-input` lifts the bounds on what a report may claim");
     }
+    error
 }
 
 /// How to read reports: the catalogue, grouping, and how to read `.ncu-rep`.

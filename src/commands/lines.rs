@@ -34,27 +34,47 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
             disassembly.sass(b)
         })?;
     if report.matched == 0 {
-        return Err(Error::nothing_matched(
-            "no kernel launch in the reports matches".to_string(),
-            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
-        ));
+        return Err(nothing_matched("kernel launch in the reports", s));
     }
     report.notices.extend(disassembly.notice);
+    show(s, &report, |report| match common.format {
+        // The page shows the code around each line: the files, from the same lookup.
+        Format::Html => {
+            crate::render::html::Lines { context: context(report, &mut sources) }.render(report, &common.style)
+        }
+        f => crate::render::render_lines(report, f, &common.style),
+    })
+}
+
+/// What every kind of input ends with: the notes (what the rows cannot say: no `-lineinfo`,
+/// accesses inside CUDA headers put on their call sites, sampled programs), the rows as
+/// `render` writes them, and SARIF.
+fn show(
+    s: &LinesSettings,
+    report: &crate::lines::LineReport,
+    render: impl FnOnce(&crate::lines::LineReport) -> Result<String>,
+) -> Result<Exit> {
     for n in &report.notices {
         crate::messages::note(n);
     }
-    let text = match common.format {
-        // The page shows the code around each line: the files, from the same lookup.
-        Format::Html => {
-            crate::render::html::Lines { context: context(&report, &mut sources) }.render(&report, &common.style)?
-        }
-        f => crate::render::render_lines(&report, f, &common.style)?,
-    };
-    super::print(&text)?;
+    super::print(&render(report)?)?;
     if let Some(path) = &s.sarif {
-        super::write_sarif(path, &report, &|_| "warning")?;
+        super::write_sarif(path, report, &|_| "warning")?;
     }
     Ok(Exit::Ok)
+}
+
+/// Exit 5: no `what` matched (with the hint to check `--kernel`, if one was given).
+fn nothing_matched(what: &str, s: &LinesSettings) -> Error {
+    Error::nothing_matched(
+        format!("no {what} matches"),
+        s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
+    )
+}
+
+/// The rows in the asked format, for the inputs whose page needs no source context.
+fn rendered(common: &Common) -> impl FnOnce(&crate::lines::LineReport) -> Result<String> + '_ {
+    |report| crate::render::render_lines(report, common.format, &common.style)
 }
 
 /// `lines RUN` on run folders `profile --backend sim` saved (`measure::sim::line_report`).
@@ -66,21 +86,9 @@ fn simulated_lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> R
     let mut sources = Sources::new(s.source_root.clone());
     let report = crate::measure::sim::line_report(folders, &s.options, &common.catalogue, &mut sources, sim.as_ref())?;
     if report.rows.is_empty() {
-        return Err(Error::nothing_matched(
-            "no memory instruction of the simulated kernels matches".to_string(),
-            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
-        ));
+        return Err(nothing_matched("memory instruction of the simulated kernels", s));
     }
-    // What the rows cannot say (no `-lineinfo`; accesses inside CUDA headers put on their call
-    // sites), as for reports.
-    for n in &report.notices {
-        crate::messages::note(n);
-    }
-    super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
-    if let Some(path) = &s.sarif {
-        super::write_sarif(path, &report, &|_| "warning")?;
-    }
-    Ok(Exit::Ok)
+    show(s, &report, rendered(common))
 }
 
 /// `lines RUN` on run folders `coalprof triton --out` saved.
@@ -98,19 +106,9 @@ fn interpreted_lines(common: &Common, s: &LinesSettings, docs: &[PathBuf]) -> Re
         all.arch = all.arch.take().or(r.arch);
     }
     if all.rows.is_empty() {
-        return Err(Error::nothing_matched(
-            "no memory instruction of the interpreted kernels matches".to_string(),
-            s.options.kernel.as_ref().map(|k| format!("check `--kernel {k}`")),
-        ));
+        return Err(nothing_matched("memory instruction of the interpreted kernels", s));
     }
-    for n in &all.notices {
-        crate::messages::note(n);
-    }
-    super::print(&crate::render::render_lines(&all, common.format, &common.style)?)?;
-    if let Some(path) = &s.sarif {
-        super::write_sarif(path, &all, &|_| "warning")?;
-    }
-    Ok(Exit::Ok)
+    show(s, &all, rendered(common))
 }
 
 /// The text of every file the rows name, or why it is not at hand.

@@ -38,7 +38,7 @@ pub const EXPANSION_FLOOR: u64 = 64 << 20;
 
 /// The bound a compressed stream ran into: carried through `io::Error` from [`Capped`] to
 /// [`Framing::io_error`], which turns it into [`ReadError::Bound`].
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Expanded {
     bound: u64,
     compressed: u64,
@@ -73,7 +73,7 @@ impl<R: Read> Read for Capped<R> {
             let mut probe = [0u8; 1];
             return match self.inner.read(&mut probe)? {
                 0 => Ok(0),
-                _ => Err(io::Error::other(Expanded { ..self.expanded })),
+                _ => Err(io::Error::other(self.expanded)),
             };
         }
         let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));

@@ -13,7 +13,6 @@ use super::stage::{self, Stage};
 use super::{need, run, Component, Report, Request, SetupError, Step};
 use crate::tools::home::cuda_bins_in_prefix;
 use crate::tools::home::ToolHome;
-use crate::tools::process::Cmd;
 
 /// The wheels: the compiler, the runtime headers and library, NVTX, the two disassemblers.
 pub(crate) const WHEELS: &[&str] =
@@ -82,18 +81,7 @@ fn install(req: &Request, python: &Path, report: &dyn Report) -> Result<String, 
     report.doing("pip install (PyPI, about 100 MB)");
     let prefix = stage.join("cuda");
     run(
-        &Cmd::new(venv.join("bin/python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-warn-script-location",
-                "--prefix",
-            ])
-            .arg(&prefix)
-            .args(WHEELS.iter().copied()),
+        &super::pip_install(&venv).arg("--prefix").arg(&prefix).args(WHEELS.iter().copied()),
         "cannot install NVIDIA's CUDA wheels from PyPI",
     )?;
     if toolkit(&prefix).is_none() {

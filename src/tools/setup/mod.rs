@@ -237,6 +237,18 @@ fn make_venv(req: &Request, python: &Path, venv: &Path, component: Component) ->
     })
 }
 
+/// `pip install`, quietly, by the Python of the virtual environment `venv`; the caller adds what.
+fn pip_install(venv: &Path) -> Cmd {
+    Cmd::new(venv.join("bin/python3")).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-warn-script-location",
+    ])
+}
+
 /// Whole seconds, for the step lines.
 pub(crate) fn seconds(d: Duration) -> String {
     format!("{:.0} s", d.as_secs_f64())

@@ -11,7 +11,6 @@ use std::path::Path;
 
 use super::stage::Stage;
 use super::{need, run, Component, Report, Request, SetupError, Step};
-use crate::tools::process::{run_sync, Cmd};
 
 /// The Triton `setup triton` installs: the newest version `tests/it/triton.rs` passes on (3.6.0
 /// passes too; docs/guide/triton.md lists them).
@@ -35,16 +34,13 @@ pub(super) fn plan(req: &Request) -> Vec<Step> {
     vec![Step::missing(c, TITLE, what, move |report| install(&req, &base, report))]
 }
 
-/// The Triton version importable with numpy by `python`, if both are there.
+/// The Triton version importable with numpy by `python`, if both are there (asked as `doctor`
+/// and `coalprof triton` ask).
 fn installed(python: &Path) -> Option<String> {
     if !python.exists() {
         return None;
     }
-    let probe = "import importlib.metadata as m, importlib.util as u, sys; \
-                 sys.exit(7) if not u.find_spec('numpy') else print(m.version('triton'))";
-    let out = run_sync(&Cmd::new(python).args(["-c", probe]), None).ok()?;
-    let v = out.stdout.trim().to_string();
-    (out.status.success() && !v.is_empty()).then_some(v)
+    crate::tools::triton::Triton::check(python).ok()?.version().filter(|v| !v.is_empty())
 }
 
 fn install(req: &Request, base: &Path, report: &dyn Report) -> Result<String, SetupError> {
@@ -55,10 +51,7 @@ fn install(req: &Request, base: &Path, report: &dyn Report) -> Result<String, Se
     super::make_venv(req, base, &venv, Component::Triton)?;
     report.doing(&format!("pip install triton=={VERSION} numpy (PyPI, about 300 MB)"));
     run(
-        &Cmd::new(venv.join("bin/python3"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-script-location"])
-            .arg(format!("triton=={VERSION}"))
-            .arg("numpy"),
+        &super::pip_install(&venv).arg(format!("triton=={VERSION}")).arg("numpy"),
         "cannot install Triton and numpy from PyPI",
     )?;
     stage.commit("triton", &home.triton_venv())?;
