@@ -111,6 +111,8 @@ pub(crate) struct FakeGithub {
     pub workspace: PathBuf,
     path: Vec<PathBuf>,
     outputs: BTreeMap<String, BTreeMap<String, String>>,
+    /// The job's own `env:` (every step sees it, under the step's own).
+    pub env: BTreeMap<String, String>,
 }
 
 impl FakeGithub {
@@ -121,7 +123,7 @@ impl FakeGithub {
         for sub in ["workspace", "runner-temp", "home"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
-        FakeGithub { dir, workspace, path, outputs: BTreeMap::new() }
+        FakeGithub { dir, workspace, path, outputs: BTreeMap::new(), env: BTreeMap::new() }
     }
 
     fn job_path(&self) -> String {
@@ -153,6 +155,11 @@ impl FakeGithub {
     /// Run action.yml's steps in order with `given` inputs (the rest take their defaults),
     /// stopping after the first run step that fails, as the runner does.
     pub(crate) fn run_action(&mut self, given: &[(&str, &str)]) -> Vec<StepRun> {
+        self.run_action_until(given, None)
+    }
+
+    /// [`FakeGithub::run_action`], stopping after the step named `last` when one is given.
+    pub(crate) fn run_action_until(&mut self, given: &[(&str, &str)], last: Option<&str>) -> Vec<StepRun> {
         let action = yaml("action.yml");
         let mut inputs: BTreeMap<String, String> = BTreeMap::new();
         for (name, spec) in action["inputs"].as_mapping().expect("inputs").iter() {
@@ -169,6 +176,9 @@ impl FakeGithub {
                 let with = step.with.iter().map(|(k, v)| (k.clone(), self.evaluate(v, &inputs))).collect();
                 let skipped = StepRun::skipped(&step.name, with);
                 runs.push(skipped);
+                if last == Some(step.name.as_str()) {
+                    break;
+                }
                 continue;
             }
             let script = step.run.as_deref().expect("a step runs or uses");
@@ -190,7 +200,10 @@ impl FakeGithub {
                 .env("RUNNER_TEMP", self.dir.path().join("runner-temp"))
                 .env("GITHUB_OUTPUT", &output_file)
                 .env("GITHUB_STEP_SUMMARY", &summary_file)
-                .env("GITHUB_PATH", self.dir.path().join("github_path"));
+                .env("GITHUB_PATH", self.dir.path().join("github_path"))
+                .env("RUNNER_OS", "Linux")
+                .env("RUNNER_ARCH", "X64")
+                .envs(&self.env);
             for (k, v) in &step.env {
                 cmd.env(k, self.evaluate(v, &inputs));
             }
@@ -210,7 +223,7 @@ impl FakeGithub {
             };
             let failed = run.status != 0;
             runs.push(run);
-            if failed {
+            if failed || last == Some(step.name.as_str()) {
                 break;
             }
         }
@@ -490,4 +503,177 @@ fn action_names_a_missing_input_and_a_missing_coalprof() {
         runs[0].stdout.contains("::error title=coalprof::install is 'none' but coalprof is not on PATH"),
         "{runs:#?}"
     );
+}
+
+// --- source mode: `.cu` files gated GPU-free -------------------------------------------------
+
+/// Floats between neighbouring threads' stores in [`STRIDED`].
+const STRIDE: u64 = 32;
+/// Threads [`STRIDED`] and [`COALESCED`] launch (a few thousand: the simulator is slow here).
+const THREADS: u64 = 2048;
+
+/// A coalesced load and a store whose lanes are `STRIDE` floats apart (`-DSTRIDE=…`, an nvcc
+/// flag of the `sources` line); `n` from argv[1], and every further argument echoed on a line of
+/// its own (the hostile test's arguments).
+const STRIDED: &str = r#"// One coalesced load, one strided store.
+#include <cstdio>
+#include <cstdlib>
+
+__global__ void scatter(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i * STRIDE] = in[i] + 1.0f; // STRIDED STORE
+    }
+}
+
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 256;
+    for (int a = 2; a < argc; a++) puts(argv[a]);
+    float *in, *out;
+    cudaMalloc(&in, n * sizeof(float));
+    cudaMalloc(&out, (size_t)n * STRIDE * sizeof(float));
+    cudaMemset(in, 0, n * sizeof(float));
+    scatter<<<(n + 255) / 256, 256>>>(in, out, n);
+    float last = 0;
+    cudaMemcpy(&last, out + (size_t)(n - 1) * STRIDE, sizeof(float), cudaMemcpyDeviceToHost);
+    if (last != 1.0f) { printf("wrong: %f\n", last); return 1; }
+    return 0;
+}
+"#;
+
+/// The same copy with each lane storing next to its neighbour; `n` from argv[1].
+const COALESCED: &str = r#"// One coalesced load, one coalesced store.
+#include <cstdio>
+#include <cstdlib>
+
+__global__ void copy(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = in[i] + 1.0f; // COALESCED STORE
+    }
+}
+
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 256;
+    float *in, *out;
+    cudaMalloc(&in, n * sizeof(float));
+    cudaMalloc(&out, n * sizeof(float));
+    cudaMemset(in, 0, n * sizeof(float));
+    copy<<<(n + 255) / 256, 256>>>(in, out, n);
+    float last = 0;
+    cudaMemcpy(&last, out + n - 1, sizeof(float), cudaMemcpyDeviceToHost);
+    if (last != 1.0f) { printf("wrong: %f\n", last); return 1; }
+    return 0;
+}
+"#;
+
+/// 1-based line of `marker` in `source`.
+fn line_of(source: &str, marker: &str) -> usize {
+    source.lines().position(|l| l.contains(marker)).expect("the marker is in the program") + 1
+}
+
+/// 32-byte sectors one warp's 4-byte stores at `lane * stride` floats touch, over the sectors a
+/// warp of contiguous 4-byte stores needs: the store's sectors over its ideal.
+fn store_sectors_over_ideal(stride: u64) -> u64 {
+    let sectors: std::collections::BTreeSet<u64> = (0..32u64).map(|lane| lane * stride * 4 / 32).collect();
+    let ideal = (32 * 4u64).div_ceil(32);
+    sectors.len() as u64 / ideal
+}
+
+/// The tool home `tests/it/sim_programs.rs` uses (`.tools`), or `None`, said loudly.
+fn sim_tools(test: &str) -> Option<PathBuf> {
+    let tools = root().join(".tools");
+    let need = [tools.join("gpgpu-sim/lib/libcudart.so"), tools.join("cuda11/bin/nvcc")];
+    match need.iter().find(|p| !p.exists()) {
+        Some(p) => {
+            crate::util::skipped(
+                test,
+                &format!("{} is missing; run `coalprof setup sim` with COALPROF_HOME=.tools", p.display()),
+            );
+            None
+        }
+        None => Some(tools),
+    }
+}
+
+/// A fake runner whose workspace holds `kernels/strided.cu` and `kernels/coalesced.cu`, and a
+/// tool home (`tool-home` input) at `home`: GPGPU-Sim linked in from `.tools`, as a restored
+/// cache holds it (building it takes most of an hour on this machine), and the CUDA 11.8 toolkit
+/// named by `CUDA11_HOME`, which `coalprof setup sim` links into the home itself.
+fn source_workspace(tools: &Path, home: &Path) -> FakeGithub {
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let kernels = gh.workspace.join("kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    std::fs::write(kernels.join("strided.cu"), STRIDED).unwrap();
+    std::fs::write(kernels.join("coalesced.cu"), COALESCED).unwrap();
+    if !home.join("gpgpu-sim").exists() {
+        std::fs::create_dir_all(home).unwrap();
+        std::os::unix::fs::symlink(tools.join("gpgpu-sim"), home.join("gpgpu-sim")).unwrap();
+    }
+    gh.env.insert("CUDA11_HOME".into(), tools.join("cuda11").display().to_string());
+    gh
+}
+
+/// The workflow commands the runner would act on in `log`: every line starting with `::`
+/// outside a `::stop-commands::TOKEN` … `::TOKEN::` block (the two lines themselves included).
+fn active_commands(log: &str) -> Vec<&str> {
+    let mut stopped: Option<String> = None;
+    let mut commands = Vec::new();
+    for line in log.lines() {
+        if let Some(token) = &stopped {
+            if line == format!("::{token}::") {
+                stopped = None;
+                commands.push(line);
+            }
+            continue;
+        }
+        if let Some(token) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(token.to_string());
+        }
+        if line.starts_with("::") {
+            commands.push(line);
+        }
+    }
+    commands
+}
+
+fn timed<T>(test: &str, what: &str, f: impl FnOnce() -> T) -> T {
+    let start = std::time::Instant::now();
+    let t = f();
+    eprintln!("{test}: {what} in {:.1} s", start.elapsed().as_secs_f64());
+    t
+}
+
+#[test]
+fn action_source_mode_warns_on_a_strided_store_line_with_a_fake_github() {
+    let test = "action_source_mode_warns_on_a_strided_store_line";
+    let Some(tools) = sim_tools(test) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let mut gh = source_workspace(&tools, home.path());
+    // nvcc flags and program arguments: `n` is the thread count.
+    let sources = format!("# the kernels\nkernels/strided.cu -DSTRIDE={STRIDE} -- {THREADS}\n\nkernels/coalesced.cu -- {THREADS}\n");
+    let home_input = home.path().display().to_string();
+    let runs = timed(test, "the action (2 sources)", || {
+        gh.run_action(&[("sources", &sources), ("tool-home", &home_input), ("install", "none")])
+    });
+    let profile = step(&runs, "Profile the sources");
+    assert_eq!(profile.status, 0, "{profile:#?}");
+    let check = step(&runs, "Check");
+    let line = line_of(STRIDED, "STRIDED STORE");
+    let ratio = store_sectors_over_ideal(STRIDE);
+    assert_eq!(ratio, 8, "32 lanes 128 B apart touch 32 sectors where 4 would do");
+    let warnings: Vec<&str> = check.stdout.lines().filter(|l| l.starts_with("::warning ")).collect();
+    let on_line = format!("::warning file=kernels/strided.cu,line={line},");
+    let store = warnings.iter().find(|w| w.starts_with(&on_line) && w.contains("global_store_sectors_over_ideal"));
+    let store = store.unwrap_or_else(|| panic!("no store warning on kernels/strided.cu:{line}: {warnings:#?}"));
+    assert!(store.contains(&format!("global_store_sectors_over_ideal {ratio} > 2")), "{store}");
+    // The coalesced file and the strided file's coalesced load are clean.
+    assert!(warnings.iter().all(|w| !w.contains("coalesced.cu") && !w.contains("load")), "{warnings:#?}");
+    assert_eq!(check.outputs["verdict"], "warn", "{check:#?}");
+    // Both runs were checked: the load rule passes in each.
+    assert!(check.outputs["passed"].parse::<usize>().unwrap() >= 2, "{check:#?}");
+    let runs_dir = PathBuf::from(&check.outputs["runs"]);
+    assert_eq!(std::fs::read_dir(&runs_dir).unwrap().count(), 2, "one run folder per source in {runs_dir:?}");
+    assert!(check.summary.contains("gate passed with warnings"), "{}", check.summary);
+    assert!(runs.iter().all(|r| r.status == 0), "warnings do not fail the step: {runs:#?}");
 }
