@@ -218,6 +218,15 @@ sources() {
         for file in "${files[@]}"; do
             n=$((n + 1))
             printf -v out '%s/%03d' "$base" "$n"
+            local unsafe=''
+            for w in "$file" "${flags[@]}"; do
+                nvcc_safe "$w" || unsafe="$w"
+            done
+            if [ -n "$unsafe" ]; then
+                echo "::error file=$(escape_property "$file"),title=coalprof::$(escape_data "error: \`${unsafe#--nvcc-arg=}\` has a character nvcc would hand to a shell (\$ \` \\ \" ' ; & | < > ( ) * ? [): rename the file, or drop the flag")"
+                code=3 failed=$((failed + 1))
+                continue
+            fi
             local cmd=(profile --backend sim "${flags[@]}" --out "$out" "$(not_a_flag "$file")")
             [ "${#args[@]}" -gt 0 ] && cmd+=(-- "${args[@]}")
             say "source $n: $file"
@@ -242,6 +251,16 @@ sources() {
         echo "::error title=coalprof::$failed of $n sources could not be profiled (see the annotations above)"
         exit "$code"
     fi
+}
+
+# nvcc (11.8, the simulator's) runs its phases through `sh -c` with the file names and its
+# flags pasted in: a name with `$(…)` would run, a `;` would end the command. Such a word is
+# refused, never quoted for a shell this script does not control.
+nvcc_safe() {
+    case "$1" in
+    *[\$\`\\\"\'\;\&\|\<\>\(\)\*\?\[]*) return 1 ;;
+    esac
+    return 0
 }
 
 # A path as an argument that cannot be read as a flag.

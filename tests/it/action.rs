@@ -677,3 +677,144 @@ fn action_source_mode_warns_on_a_strided_store_line_with_a_fake_github() {
     assert!(check.summary.contains("gate passed with warnings"), "{}", check.summary);
     assert!(runs.iter().all(|r| r.status == 0), "warnings do not fail the step: {runs:#?}");
 }
+
+/// The `coalprof setup` lines of a setup step's log: `sim: STEP: already there (…)` or
+/// `sim: STEP: installed in N s (…)`.
+fn setup_lines(run: &StepRun) -> Vec<&str> {
+    run.stdout.lines().filter(|l| l.starts_with("sim: ")).collect()
+}
+
+#[test]
+fn action_source_mode_passes_a_coalesced_kernel_and_a_second_run_reuses_the_tool_home() {
+    let test = "action_source_mode_passes_a_coalesced_kernel_and_a_second_run_reuses_the_tool_home";
+    let Some(tools) = sim_tools(test) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let home_input = home.path().display().to_string();
+    let sources = format!("kernels/coalesced.cu -- {THREADS}");
+    let given = [("sources", sources.as_str()), ("tool-home", home_input.as_str()), ("install", "none")];
+
+    let mut first = source_workspace(&tools, home.path());
+    let runs = timed(test, "the first run", || first.run_action(&given));
+    let setup = step(&runs, "Set up the simulator");
+    assert_eq!(setup.status, 0, "{setup:#?}");
+    let lines = setup_lines(setup);
+    assert_eq!(lines.len(), 4, "setup sim has four steps: {lines:#?}");
+    // The first run installs what the home lacks: the toolkit, linked from CUDA11_HOME.
+    assert!(lines.iter().any(|l| l.starts_with("sim: the CUDA 11.8 toolkit: installed in ")), "{lines:#?}");
+    let linked = std::fs::symlink_metadata(home.path().join("cuda11")).unwrap();
+    assert!(linked.file_type().is_symlink(), "setup linked the toolkit into the tool home");
+    let check = step(&runs, "Check");
+    assert_eq!(check.outputs["verdict"], "pass", "{check:#?}");
+    assert!(!check.stdout.contains("::warning ") && !check.stdout.contains("::error "), "{check:#?}");
+    assert!(check.summary.contains("gate passed"), "{}", check.summary);
+    assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
+    assert_eq!(runs.last().unwrap().name, "Verdict");
+
+    // A later run restores the cache into the same path: setup finds every step done.
+    let stamp = |p: &Path| std::fs::symlink_metadata(p).unwrap().modified().unwrap();
+    let before = (stamp(&home.path().join("cuda11")), stamp(&home.path().join("gpgpu-sim/lib/libcudart.so")));
+    let mut second = source_workspace(&tools, home.path());
+    let runs = timed(test, "the second run", || second.run_action(&given));
+    let setup = step(&runs, "Set up the simulator");
+    assert_eq!(setup.status, 0, "{setup:#?}");
+    let lines = setup_lines(setup);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert!(lines.iter().all(|l| l.contains(": already there (")), "nothing rebuilt: {lines:#?}");
+    let after = (stamp(&home.path().join("cuda11")), stamp(&home.path().join("gpgpu-sim/lib/libcudart.so")));
+    assert_eq!(before, after, "the tool home is untouched");
+    assert_eq!(step(&runs, "Check").outputs["verdict"], "pass");
+}
+
+#[test]
+fn action_caches_the_tool_home_the_scripts_use_keyed_by_coalprofs_version() {
+    let action = yaml("action.yml");
+    let steps = action_steps(&action);
+    let cache = steps.iter().find(|s| s.uses.as_deref() == Some("actions/cache@v4")).expect("a cache step");
+    // The cache path, COALPROF_HOME of every step that runs coalprof in the home, one output.
+    let path = &cache.with["path"];
+    let users: Vec<&Step> = steps.iter().filter(|s| s.env.contains_key("COALPROF_HOME")).collect();
+    assert_eq!(users.len(), 2, "setup and the sources step run in the tool home");
+    for s in users {
+        assert_eq!(&s.env["COALPROF_HOME"], path, "step `{}`", s.name);
+    }
+    assert!(cache.condition.as_deref().is_some_and(|c| c.contains("steps.home.outputs.key")), "cache only in source mode");
+
+    // Evaluated: the key names coalprof's version, the runner's OS and architecture.
+    let version = String::from_utf8(coalprof().arg("--version").output().unwrap().stdout).unwrap();
+    let version = version.trim().strip_prefix("coalprof ").expect("coalprof VERSION").to_string();
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let given = [("sources", "kernels/a.cu\n"), ("tool-home", "ci/tools"), ("install", "none")];
+    let runs = gh.run_action_until(&given, Some("Cache the tool home"));
+    let with = &step(&runs, "Cache the tool home").with;
+    let home = gh.workspace.join("ci/tools").display().to_string();
+    assert_eq!(with["path"], home, "a relative tool home is the workspace's: {runs:#?}");
+    assert_eq!(with["key"], format!("coalprof-home-{version}-Linux-X64-sim"));
+    assert!(with["key"].starts_with(&with["restore-keys"]), "{with:?}");
+    assert!(with["restore-keys"].contains(&version), "never a tool home of another version: {with:?}");
+    // With Triton kernels the key names both components; without sources, no cache at all.
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let given = [("sources", "a.cu"), ("triton", "k.py::add --grid 4"), ("install", "none")];
+    let runs = gh.run_action_until(&given, Some("Cache the tool home"));
+    let with = &step(&runs, "Cache the tool home").with;
+    assert_eq!(with["key"], format!("coalprof-home-{version}-Linux-X64-sim+triton"));
+    assert_eq!(with["path"], gh.workspace.parent().unwrap().join("home/.local/share/coalprof").display().to_string());
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let runs = gh.run_action_until(&[("inputs", "x.ncu-rep"), ("install", "none")], Some("Cache the tool home"));
+    assert_eq!(step(&runs, "Cache the tool home").with["key"], "", "{runs:#?}");
+}
+
+#[test]
+fn action_source_mode_keeps_hostile_names_and_arguments_as_data() {
+    let test = "action_source_mode_keeps_hostile_names_and_arguments_as_data";
+    let Some(tools) = sim_tools(test) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let mut gh = source_workspace(&tools, home.path());
+    // A name made of workflow-command syntax (`,` `:` `%` end a property or escape one).
+    let hostile = "kernels/x,line=1::%0A::error::pwned.cu";
+    std::fs::write(gh.workspace.join(hostile), "__global__ void broken( {\n").unwrap();
+    // nvcc hands file names and flags to `sh -c`: these would run (words split at whitespace,
+    // so `${IFS}` stands for the space).
+    let shell = "kernels/$(touch${IFS}PWNED).cu";
+    std::fs::write(gh.workspace.join(shell), COALESCED).unwrap();
+    // Program arguments (the program prints them, each on a line of its own).
+    let args = ["64", "::warning::injected", "::add-mask::x", "$(touch${IFS}PWNED)", ";touch", "PWNED", "%0A"];
+    let sources = format!(
+        "kernels/strided.cu -DSTRIDE={STRIDE} -- {}\n{hostile}\n{shell}\nkernels/coalesced.cu -DX=$(touch${{IFS}}PWNED) -- 64\n",
+        args.join(" ")
+    );
+    let home_input = home.path().display().to_string();
+    let runs = timed(test, "the action (4 sources, 3 refused or failing)", || {
+        gh.run_action(&[("sources", &sources), ("tool-home", &home_input), ("install", "none")])
+    });
+    assert!(!gh.workspace.join("PWNED").exists(), "nothing in an input ran");
+    let profile = step(&runs, "Profile the sources");
+    assert_eq!(profile.status, 3, "a failing source fails the step: {profile:#?}");
+    assert_eq!(runs.last().unwrap().name, "Profile the sources", "the runner stops there");
+    // The program got its arguments as given, words of data.
+    let run = std::fs::read_dir(PathBuf::from(&profile.outputs["runs"]).join("001")).unwrap().next().unwrap();
+    let recorded = json(&std::fs::read(run.unwrap().path().join("run.json")).unwrap());
+    assert_eq!(recorded["args"], serde_json::json!(args), "{recorded:#}");
+    let log = format!("{}{}", profile.stdout, profile.stderr);
+    let commands = active_commands(&log);
+    let errors: Vec<&&str> = commands.iter().filter(|c| c.starts_with("::error ")).collect();
+    for c in &commands {
+        assert!(
+            c.starts_with("::stop-commands::coalprof-") || c.starts_with("::coalprof-") || c.starts_with("::error "),
+            "a command the action did not mean: {c}\n{log}"
+        );
+    }
+    assert_eq!(errors.len(), 4, "one per failed source and the step's own: {errors:#?}");
+    // The broken file: coalprof's own error line, on the file, its name escaped as a property.
+    let escaped = "kernels/x%2Cline=1%3A%3A%250A%3A%3Aerror%3A%3Apwned.cu";
+    let broken = errors.iter().find(|e| e.starts_with(&format!("::error file={escaped},title=coalprof::")));
+    let broken = broken.unwrap_or_else(|| panic!("no error on the broken file: {errors:#?}"));
+    assert!(broken.contains("does not compile for the simulator"), "{broken}");
+    // Its message is coalprof's `error:` line; in a message only `%` (and line breaks) are escaped.
+    assert!(broken.contains("::error: `") && broken.contains("x,line=1::%250A::error::pwned.cu"), "{broken}");
+    // The shell words: refused before nvcc sees them.
+    let refused: Vec<&&&str> = errors.iter().filter(|e| e.contains("nvcc would hand to a shell")).collect();
+    assert_eq!(refused.len(), 2, "{errors:#?}");
+    assert!(refused.iter().any(|e| e.starts_with("::error file=kernels/$(touch${IFS}PWNED).cu,")), "{refused:#?}");
+    assert!(refused.iter().any(|e| e.contains("`-DX=$(touch${IFS}PWNED)`")), "{refused:#?}");
+    assert!(errors.iter().any(|e| e.contains("3 of 4 sources could not be profiled")), "{errors:#?}");
+}
