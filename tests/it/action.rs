@@ -818,3 +818,54 @@ fn action_source_mode_keeps_hostile_names_and_arguments_as_data() {
     assert!(refused.iter().any(|e| e.contains("`-DX=$(touch${IFS}PWNED)`")), "{refused:#?}");
     assert!(errors.iter().any(|e| e.contains("3 of 4 sources could not be profiled")), "{errors:#?}");
 }
+
+/// A Triton kernel: a coalesced load and a store `STRIDE` elements apart (a `tl.constexpr`).
+const TRITON_SCATTER: &str = r#"import triton
+import triton.language as tl
+
+
+@triton.jit
+def scatter(x_ptr, y_ptr, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs * STRIDE, x)  # STRIDED STORE
+"#;
+
+#[test]
+fn action_source_mode_warns_on_a_strided_triton_store_line_with_a_fake_github() {
+    let test = "action_source_mode_warns_on_a_strided_triton_store_line";
+    let venv = root().join(".tools/triton");
+    if !venv.join("bin/python3").exists() {
+        crate::util::skipped(test, "no .tools/triton: run `coalprof setup triton` with COALPROF_HOME=.tools");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&venv, home.path().join("triton")).unwrap();
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    std::fs::create_dir_all(gh.workspace.join("kernels")).unwrap();
+    std::fs::write(gh.workspace.join("kernels/scatter.py"), TRITON_SCATTER).unwrap();
+    let (block, programs) = (1024u64, 4u64);
+    let n = block * programs;
+    let launch = format!(
+        "kernels/scatter.py::scatter --grid {programs} --arg x_ptr=f32[{n}] --arg y_ptr=f32[{}] --meta STRIDE={STRIDE} --meta BLOCK={block}",
+        n * STRIDE
+    );
+    let home_input = home.path().display().to_string();
+    let runs = timed(test, "the action (1 Triton kernel)", || {
+        gh.run_action(&[("triton", &launch), ("tool-home", &home_input), ("install", "none")])
+    });
+    let setup = step(&runs, "Set up the simulator");
+    assert!(setup.stdout.contains("triton: Triton and numpy (no torch): already there"), "{setup:#?}");
+    assert!(!setup.stdout.contains("sim: "), "no simulator for Triton kernels alone: {setup:#?}");
+    let check = step(&runs, "Check");
+    let line = line_of(TRITON_SCATTER, "STRIDED STORE");
+    let ratio = store_sectors_over_ideal(STRIDE);
+    let warnings: Vec<&str> = check.stdout.lines().filter(|l| l.starts_with("::warning ")).collect();
+    let on_line = format!("::warning file=kernels/scatter.py,line={line},");
+    let store = warnings.iter().find(|w| w.starts_with(&on_line) && w.contains("(global store)"));
+    let store = store.unwrap_or_else(|| panic!("no store warning on kernels/scatter.py:{line}: {runs:#?}"));
+    assert!(store.contains(&format!("sectors_over_ideal {ratio} > 2")), "{store}");
+    assert!(warnings.iter().all(|w| !w.contains("(global load)")), "the load is coalesced: {warnings:#?}");
+    assert_eq!(check.outputs["verdict"], "warn", "{check:#?}");
+    assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
+}
