@@ -614,6 +614,17 @@ fn source_workspace(tools: &Path, home: &Path) -> FakeGithub {
     gh
 }
 
+/// The input `name` of the action's step in the workflow example of
+/// `docs/guide/action-sources.md`: the tests run what the guide shows.
+fn guide_input(name: &str) -> String {
+    let page = std::fs::read_to_string(root().join("docs/guide/action-sources.md")).unwrap();
+    let block = page.split("```yaml\n").nth(1).and_then(|b| b.split("```").next()).expect("a yaml block");
+    let workflow: Value = serde_norway::from_str(block).expect("the guide's workflow is YAML");
+    let steps = workflow["jobs"]["kernels"]["steps"].as_sequence().expect("jobs.kernels.steps");
+    let gate = steps.iter().find(|s| text(s, "uses").is_some_and(|u| u.contains("/coalprof@"))).expect("the action");
+    text(&gate["with"], name).unwrap_or_else(|| panic!("the guide's example has no `{name}`")).to_string()
+}
+
 /// The workflow commands the runner would act on in `log`: every line starting with `::`
 /// outside a `::stop-commands::TOKEN` … `::TOKEN::` block (the two lines themselves included).
 fn active_commands(log: &str) -> Vec<&str> {
@@ -650,8 +661,13 @@ fn action_source_mode_warns_on_a_strided_store_line_with_a_fake_github() {
     let Some(tools) = sim_tools(test) else { return };
     let home = tempfile::tempdir().unwrap();
     let mut gh = source_workspace(&tools, home.path());
-    // nvcc flags and program arguments: `n` is the thread count.
-    let sources = format!("# the kernels\nkernels/strided.cu -DSTRIDE={STRIDE} -- {THREADS}\n\nkernels/coalesced.cu -- {THREADS}\n");
+    // The guide's inputs: nvcc flags (the stride) and program arguments (`n`, the threads).
+    let sources = guide_input("sources");
+    let lines: Vec<&str> = sources.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        lines,
+        [format!("kernels/strided.cu -DSTRIDE={STRIDE} -- {THREADS}"), format!("kernels/coalesced.cu -- {THREADS}")]
+    );
     let home_input = home.path().display().to_string();
     let runs = timed(test, "the action (2 sources)", || {
         gh.run_action(&[("sources", &sources), ("tool-home", &home_input), ("install", "none")])
@@ -737,7 +753,10 @@ fn action_caches_the_tool_home_the_scripts_use_keyed_by_coalprofs_version() {
     for s in users {
         assert_eq!(&s.env["COALPROF_HOME"], path, "step `{}`", s.name);
     }
-    assert!(cache.condition.as_deref().is_some_and(|c| c.contains("steps.home.outputs.key")), "cache only in source mode");
+    assert!(
+        cache.condition.as_deref().is_some_and(|c| c.contains("steps.home.outputs.key")),
+        "cache only in source mode"
+    );
 
     // Evaluated: the key names coalprof's version, the runner's OS and architecture.
     let version = String::from_utf8(coalprof().arg("--version").output().unwrap().stdout).unwrap();
@@ -850,6 +869,7 @@ fn action_source_mode_warns_on_a_strided_triton_store_line_with_a_fake_github() 
         "kernels/scatter.py::scatter --grid {programs} --arg x_ptr=f32[{n}] --arg y_ptr=f32[{}] --meta STRIDE={STRIDE} --meta BLOCK={block}",
         n * STRIDE
     );
+    assert_eq!(guide_input("triton").trim_end(), launch, "the guide shows this launch");
     let home_input = home.path().display().to_string();
     let runs = timed(test, "the action (1 Triton kernel)", || {
         gh.run_action(&[("triton", &launch), ("tool-home", &home_input), ("install", "none")])
