@@ -159,7 +159,7 @@ setup() {
 # from the system (never cached: it lives outside the tool home); its dry run names the command
 # (`sudo apt-get install …`). Run that where sudo needs no password; package names only.
 system_packages() {
-    if [ "${EUID:-0}" -eq 0 ] || ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
+    if [ "$(id -u)" = 0 ] || ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
         return 0
     fi
     local plan line word words=() packages=()

@@ -889,3 +889,54 @@ fn action_source_mode_warns_on_a_strided_triton_store_line_with_a_fake_github() 
     assert_eq!(check.outputs["verdict"], "warn", "{check:#?}");
     assert!(runs.iter().all(|r| r.status == 0), "{runs:#?}");
 }
+
+/// A fake `coalprof` whose `setup --dry-run` blocks on packages as a non-root coalprof names
+/// them (`listing` in src/commands/setup.rs, `apt_install` in src/tools/setup/mod.rs), one of
+/// them hostile; `setup` itself succeeds. With a fake `id` (the user) and a fake `sudo` that
+/// logs its arguments.
+fn fake_setup_tools(dir: &Path, uid: u32) {
+    let write = |name: &str, text: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(dir.join(name), text).unwrap();
+        std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    write("id", &format!("#!/bin/sh\necho {uid}\n"));
+    write("sudo", "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$FAKE_SUDO_LOG\"\n");
+    let blocked = "sim: GPGPU-Sim's build dependencies: cannot: GPGPU-Sim's build dependencies are missing: \
+                   bison g++-11 (fix: run `sudo apt-get install -y --no-install-recommends bison g++-11`, then \
+                   `coalprof setup sim` again)";
+    let hostile = "sim: the CUDA 11.8 toolkit: cannot: no keyring (fix: run `sudo apt-get install -y \
+                   --no-install-recommends $(touch${IFS}PWNED) -oAPT::Get::x=1 debian-archive-keyring`, or …)";
+    write(
+        "coalprof",
+        &format!(
+            "#!/bin/sh\ncase \"$*\" in\n--version) echo 'coalprof 0.1.0' ;;\n*--dry-run*) cat <<'EOF'\n{blocked}\n{hostile}\n\
+             sim: GPGPU-Sim: would build it\nEOF\n;;\nsetup*) echo \"sim: set up $*\" ;;\nesac\n"
+        ),
+    );
+}
+
+#[test]
+fn action_setup_installs_the_system_packages_setup_names_with_sudo_with_fake_tools() {
+    for (uid, sudo) in [(1001, true), (0, false)] {
+        let bin = tempfile::tempdir().unwrap();
+        fake_setup_tools(bin.path(), uid);
+        let mut gh = FakeGithub::new(vec![bin.path().to_path_buf()]);
+        let log = gh.workspace.join("sudo.log");
+        gh.env.insert("FAKE_SUDO_LOG".into(), log.display().to_string());
+        let runs = gh.run_action_until(&[("sources", "a.cu"), ("install", "none")], Some("Set up the simulator"));
+        let setup = step(&runs, "Set up the simulator");
+        assert_eq!(setup.status, 0, "{setup:#?}");
+        assert!(setup.stdout.contains("sim: set up setup sim"), "setup ran after: {setup:#?}");
+        assert!(!gh.workspace.join("PWNED").exists());
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        if !sudo {
+            assert_eq!(calls, "", "root needs no sudo: coalprof setup installs the packages itself");
+            continue;
+        }
+        // Package names only: the hostile words of the hint are dropped.
+        let install = "-n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                       bison g++-11 debian-archive-keyring";
+        assert_eq!(calls.lines().collect::<Vec<_>>(), ["-n true", "-n apt-get -qq update", install], "{setup:#?}");
+    }
+}
