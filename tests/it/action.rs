@@ -3,7 +3,9 @@
 //! (`bash --noprofile --norc -eo pipefail`, each step with its own `GITHUB_OUTPUT` and
 //! `GITHUB_STEP_SUMMARY`, `GITHUB_PATH` prepended to later steps' `PATH`) in a fake GitHub
 //! environment, gate a real report of wasteful kernels: annotations, the markdown summary, the
-//! outputs, and the step's failure.
+//! outputs, and the step's failure. In source mode they set up a tool home (its cache step's
+//! path and key checked), run `.cu` programs in GPGPU-Sim and a Triton kernel through its
+//! interpreter, and annotate the strided store's line; hostile names and arguments stay data.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
