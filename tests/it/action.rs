@@ -685,6 +685,11 @@ fn action_source_mode_warns_on_a_strided_store_line_with_a_fake_github() {
     let store = warnings.iter().find(|w| w.starts_with(&on_line) && w.contains("global_store_sectors_over_ideal"));
     let store = store.unwrap_or_else(|| panic!("no store warning on kernels/strided.cu:{line}: {warnings:#?}"));
     assert!(store.contains(&format!("global_store_sectors_over_ideal {ratio} > 2")), "{store}");
+    // The guide shows this annotation, up to the rule's place in metrics.toml.
+    let guide = std::fs::read_to_string(root().join("docs/guide/action-sources.md")).unwrap();
+    let shown = guide.lines().find(|l| l.starts_with("::warning ")).expect("the guide shows the annotation");
+    let shown = shown.split(" (max,").next().unwrap();
+    assert!(store.starts_with(shown), "the guide shows `{shown}`, the action printed `{store}`");
     // The coalesced file and the strided file's coalesced load are clean.
     assert!(warnings.iter().all(|w| !w.contains("coalesced.cu") && !w.contains("load")), "{warnings:#?}");
     assert_eq!(check.outputs["verdict"], "warn", "{check:#?}");
@@ -941,4 +946,42 @@ fn action_setup_installs_the_system_packages_setup_names_with_sudo_with_fake_too
                        bison g++-11 debian-archive-keyring";
         assert_eq!(calls.lines().collect::<Vec<_>>(), ["-n true", "-n apt-get -qq update", install], "{setup:#?}");
     }
+}
+
+#[test]
+fn action_without_inputs_sources_or_triton_kernels_is_a_usage_error() {
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let runs = gh.run_action(&[("sources", "# only a comment\n\n"), ("install", "none")]);
+    let check = step(&runs, "Check");
+    assert_eq!(check.status, 2, "{runs:#?}");
+    assert!(check.stdout.contains("::error title=coalprof::the action needs inputs"), "{check:#?}");
+    assert_eq!(step(&runs, "Tool home").outputs.get("key"), None, "no source, no tool home: {runs:#?}");
+}
+
+#[test]
+fn action_source_mode_fails_the_step_when_given_rules_fail_the_gate() {
+    let test = "action_source_mode_fails_the_step_when_given_rules_fail_the_gate";
+    let Some(tools) = sim_tools(test) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let mut gh = source_workspace(&tools, home.path());
+    // Twice the ideal at most, as the built-in rule, but failing.
+    let rules = "[[gate]]\nmatch = \"*\"\nmetric = \"global_store_sectors_over_ideal\"\nmax = 2\n";
+    std::fs::write(gh.workspace.join("rules.toml"), rules).unwrap();
+    let sources = format!("kernels/strided.cu -DSTRIDE={STRIDE} -- {THREADS}");
+    let home_input = home.path().display().to_string();
+    let runs = timed(test, "the action (1 source)", || {
+        gh.run_action(&[
+            ("sources", &sources),
+            ("rules", "rules.toml"),
+            ("tool-home", &home_input),
+            ("install", "none"),
+        ])
+    });
+    let check = step(&runs, "Check");
+    assert_eq!((check.outputs["verdict"].as_str(), check.outputs["failed"].as_str()), ("fail", "1"), "{check:#?}");
+    let line = line_of(STRIDED, "STRIDED STORE");
+    let error = format!("::error file=kernels/strided.cu,line={line},");
+    assert!(check.stdout.lines().any(|l| l.starts_with(&error)), "{check:#?}");
+    let verdict = runs.last().unwrap();
+    assert_eq!((verdict.name.as_str(), verdict.status), ("Verdict", 1), "a failed gate fails the action: {runs:#?}");
 }
