@@ -119,6 +119,7 @@ home() {
         return 0
     fi
     local path="${COALPROF_ACTION_TOOL_HOME:-}"
+    # shellcheck disable=SC2088 # `~/`: the input's literal tilde, expanded here
     case "$path" in
     '') path="${HOME:?}/.local/share/coalprof" ;;
     '~') path="${HOME:?}" ;;
@@ -164,6 +165,7 @@ system_packages() {
     fi
     local plan line word words=() packages=()
     plan="$(coalprof setup "$@" --dry-run 2>/dev/null)" || return 0
+    # shellcheck disable=SC2016 # backquotes of setup's hint, matched literally
     local pattern='`sudo apt-get install -y --no-install-recommends ([^`]*)`'
     while IFS= read -r line; do
         if [[ "$line" =~ $pattern ]]; then

@@ -784,6 +784,14 @@ fn action_caches_the_tool_home_the_scripts_use_keyed_by_coalprofs_version() {
     let with = &step(&runs, "Cache the tool home").with;
     assert_eq!(with["key"], format!("coalprof-home-{version}-Linux-X64-sim+triton"));
     assert_eq!(with["path"], gh.workspace.parent().unwrap().join("home/.local/share/coalprof").display().to_string());
+    // `~/` is the runner's home, as actions/cache reads it.
+    let mut gh = FakeGithub::new(vec![coalprof_dir()]);
+    let runs = gh.run_action_until(
+        &[("sources", "a.cu"), ("tool-home", "~/tools"), ("install", "none")],
+        Some("Cache the tool home"),
+    );
+    let home = gh.workspace.parent().unwrap().join("home/tools").display().to_string();
+    assert_eq!(step(&runs, "Cache the tool home").with["path"], home, "{runs:#?}");
     let mut gh = FakeGithub::new(vec![coalprof_dir()]);
     let runs = gh.run_action_until(&[("inputs", "x.ncu-rep"), ("install", "none")], Some("Cache the tool home"));
     assert_eq!(step(&runs, "Cache the tool home").with["key"], "", "{runs:#?}");
