@@ -13,6 +13,15 @@ fn who(w: &WorstLine) -> String {
     w.variant.clone().unwrap_or_else(|| crate::results::ranked(&w.kernel, w.rank))
 }
 
+/// `kernels/app.cu:5`, and `(inside sm_32_intrinsics.hpp:302)` where the access was made
+/// inside a library.
+fn place(w: &WorstLine) -> String {
+    match &w.via {
+        Some(v) => format!("{} (inside {v})", w.location),
+        None => w.location.clone(),
+    }
+}
+
 fn numbers(w: &WorstLine) -> String {
     let mut parts = Vec::new();
     if let Some(s) = w.sectors_per_request {
@@ -40,7 +49,8 @@ pub(super) fn terminal(lines: &[&WorstLine], width: Option<usize>) -> String {
             continue;
         }
         seen.push(key);
-        let location = visible(&w.location);
+        let place = place(w);
+        let location = visible(&place);
         let location = match width {
             Some(width) => crate::text::elide_left(&location, width.saturating_sub(8).max(20)),
             None => location.into_owned(),
@@ -63,7 +73,7 @@ pub(super) fn markdown(lines: &[&WorstLine]) -> String {
         out.push_str(&format!(
             "| `{}` | `{}` | {} | {} | {code} |\n",
             esc(&who(w)),
-            esc(&w.location),
+            esc(&place(w)),
             esc(w.op.as_deref().unwrap_or("–")),
             esc(&numbers(w))
         ));
