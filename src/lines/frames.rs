@@ -154,15 +154,19 @@ mod tests {
 
     #[test]
     fn the_first_frame_of_the_users_walking_out_with_the_library_line_beside() {
-        let name = |s: &&str| -> &str { s.split(':').next().unwrap() };
         let hdr = "/cuda/include/sm_32_intrinsics.hpp:302";
         let cub = "/cuda/include/cub/block/block_load.cuh:80";
-        let at = |chain: &[&'static str]| attribute(chain, name).map(|a| (a.at, a.via));
-        assert_eq!(at(&[hdr, "/a/app.cu:5"]), Some(("/a/app.cu:5", Some(hdr))));
-        assert_eq!(at(&[hdr, cub, cub, "/a/app.cu:9", "/a/app.cu:2"]), Some(("/a/app.cu:9", Some(hdr))));
-        assert_eq!(at(&[hdr, "/a/mine.cuh:3", "/a/app.cu:7"]), Some(("/a/mine.cuh:3", Some(hdr))));
-        assert_eq!(at(&["/a/mine.cuh:3", "/a/app.cu:7"]), Some(("/a/mine.cuh:3", None)), "the user's own code");
-        assert_eq!(at(&[hdr, cub]), Some((hdr, None)), "no frame of the user's: where it was made");
+        let at = |chain: &[&str]| {
+            let chain: Vec<String> = chain.iter().map(|s| s.to_string()).collect();
+            let a = attribute(&chain, |s: &String| s.split(':').next().unwrap())?;
+            Some((a.at, a.via))
+        };
+        let s = |t: &str| t.to_string();
+        assert_eq!(at(&[hdr, "/a/app.cu:5"]), Some((s("/a/app.cu:5"), Some(s(hdr)))));
+        assert_eq!(at(&[hdr, cub, cub, "/a/app.cu:9", "/a/app.cu:2"]), Some((s("/a/app.cu:9"), Some(s(hdr)))));
+        assert_eq!(at(&[hdr, "/a/mine.cuh:3", "/a/app.cu:7"]), Some((s("/a/mine.cuh:3"), Some(s(hdr)))));
+        assert_eq!(at(&["/a/mine.cuh:3", "/a/app.cu:7"]), Some((s("/a/mine.cuh:3"), None)), "the user's own code");
+        assert_eq!(at(&[hdr, cub]), Some((s(hdr), None)), "no frame of the user's: where it was made");
         assert_eq!(at(&[]), None);
         assert_eq!(short("/cuda/include/sm_32_intrinsics.hpp", 302), "sm_32_intrinsics.hpp:302");
     }

@@ -272,14 +272,26 @@ fn every_lines_requests_are_its_instructions_executions_and_sum_to_the_kernels()
                 }
             }
         }
+        // An instruction made inside a library and called from the user's code stands on the
+        // user's line (its place checked against ncu's in `every_instruction_equals_ncu_report`).
+        let mut moved: BTreeMap<(u64, u64), (String, u64)> = BTreeMap::new();
+        for r in lines_json(&["--per-launch", "--by", "instruction"], &path)["rows"].as_array().unwrap() {
+            if !r["via"].is_null() {
+                let place = (r["file"].as_str().unwrap().to_string(), r["line"].as_u64().unwrap());
+                moved.insert((r["launch"].as_u64().unwrap(), r["pc_offset"].as_u64().unwrap()), place);
+            }
+        }
         let mut want: BTreeMap<Key, BTreeMap<&str, f64>> = BTreeMap::new();
         let notices = ours["notices"].to_string();
         let mut per_kernel: BTreeMap<String, (f64, f64)> = BTreeMap::new();
         for (i, launch) in oracle["launches"].as_array().unwrap().iter().enumerate() {
             let mut launch_requests = 0.0;
             for (off, e) in oracle_instructions(launch) {
-                let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
-                let file = line.and(e.get("file").and_then(Value::as_str).map(str::to_string));
+                let mut line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
+                let mut file = line.and(e.get("file").and_then(Value::as_str).map(str::to_string));
+                if let Some((f, l)) = moved.get(&(i as u64, off)) {
+                    (file, line) = (Some(f.clone()), Some(*l));
+                }
                 for (op, fields) in expected_parts(e, has_access(launch)) {
                     let w =
                         want.entry((i as u64, file.clone(), line.or(Some(off + (1 << 40))), op.clone())).or_default();
