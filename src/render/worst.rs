@@ -90,3 +90,33 @@ pub(super) fn markdown(lines: &[&WorstLine]) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_access_made_inside_a_library_names_it_beside_the_users_line() {
+        let w = |via: Option<&str>| WorstLine {
+            pattern: None,
+            variant: None,
+            kernel: "k".into(),
+            rank: None,
+            location: "app.cu:5".into(),
+            via: via.map(str::to_string),
+            op: Some("global load".into()),
+            sectors_per_request: Some(4.0),
+            ideal_sectors_per_request: None,
+            excess_sectors: None,
+            excess_share: None,
+            shared_ways: None,
+            code: None,
+            diagnosis: None,
+        };
+        let (moved, plain) = (w(Some("sm_32_intrinsics.hpp:302")), w(None));
+        let text = terminal(&[&moved], None);
+        assert!(text.starts_with("worst line: k: app.cu:5 (inside sm_32_intrinsics.hpp:302) — 4.0"), "{text}");
+        assert!(markdown(&[&moved]).contains("| `app.cu:5 (inside sm_32_intrinsics.hpp:302)` |"));
+        assert!(terminal(&[&plain], None).starts_with("worst line: k: app.cu:5 — "));
+    }
+}
