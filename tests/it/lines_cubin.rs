@@ -106,9 +106,12 @@ fn line_tables_cut_short_or_pointing_outside_the_file_are_notices() {
     assert!(Cubin::parse(&data[..data.len() / 3]).is_err());
 }
 
+/// A place: (file, line).
+type Place = (String, u32);
+
 /// nvdisasm -gi's inlining chain of every instruction: the block of `//## File` lines printed
-/// last before it, innermost first, as (file, line).
-fn nvdisasm_chains(nvdisasm: &Path, cubin: &Path) -> Vec<(String, u64, Vec<(String, u32)>)> {
+/// last before it, innermost first, with its function and offset.
+fn nvdisasm_chains(nvdisasm: &Path, cubin: &Path) -> Vec<(String, u64, Vec<Place>)> {
     let o = std::process::Command::new(nvdisasm).args(["-gi", "-c"]).arg(cubin).output().expect("nvdisasm runs");
     assert!(o.status.success(), "nvdisasm -gi failed: {}", String::from_utf8_lossy(&o.stderr));
     let (mut out, mut function, mut block, mut fresh) = (Vec::new(), String::new(), Vec::new(), false);
@@ -198,7 +201,7 @@ fn inlined_header_accesses_of_a_real_cubin_land_on_the_users_line_with_the_heade
         defined("float __ldg(const float *ptr)"),
     );
     let user = |needle: &str| line_of(app, needle);
-    let expected: std::collections::BTreeSet<(String, u32, Option<(String, u32)>)> = [
+    let expected: std::collections::BTreeSet<(String, u32, Option<Place>)> = [
         ("app.cu", user("__ldcs("), Some(("sm_32_intrinsics.hpp", ldcs))),
         ("app.cu", user("__stcs("), Some(("sm_32_intrinsics.hpp", stcs))),
         // `__ldg` inside the user's own helper: the helper's line is the user's.
