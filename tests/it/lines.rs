@@ -591,6 +591,14 @@ fn accesses_inside_library_headers_stand_on_the_users_line_with_the_header_besid
     let want: Vec<String> = moved.iter().map(|r| r["via"].as_str().unwrap().to_string()).collect();
     assert_eq!(vias, want);
 
+    // The markdown review and the page say it beside the user's line.
+    let first = moved[0]["via"].as_str().unwrap().split(", ").next().unwrap().rsplit('/').next().unwrap();
+    let markdown =
+        String::from_utf8(coalprof().args(["--format", "markdown", "lines"]).arg(&path).ok_stdout()).unwrap();
+    assert!(markdown.contains(&format!("made inside {first}, counted on the line that called it")), "{markdown}");
+    let page = String::from_utf8(coalprof().args(["--format", "html", "lines"]).arg(&path).ok_stdout()).unwrap();
+    assert!(page.contains(&format!("(made inside <code>{first}</code>)")), "the page's worst line names {first}");
+
     // The gate's line rows are the same lines (so an annotation lands on the user's code), and
     // say where in the library the access was made.
     let check = json(&coalprof().args(["--format", "json", "check"]).arg(&path).output().unwrap().stdout);
