@@ -61,8 +61,9 @@ fn is_toolkit_header(file: &str) -> bool {
 
 /// Whether `path` (as a line table or `.file` names it) is a library's header, not the user's
 /// code: under the CUDA toolkit's (or a system's) `include` folder with a toolkit header's name,
-/// or in a library's folder (see [`LIBRARY_FOLDERS`]). Paths are compared as written, after
-/// `.`/`..` are resolved (`/opt/cuda/bin/../include/x.h`); `\` counts as `/`.
+/// or in a library's folder (`include/cub/`, `include/thrust/`, `include/cuda/`, `include/cute/`,
+/// `include/cutlass/`, …; `cccl/cub/cub/`). Paths are compared as written, after `.`/`..` are
+/// resolved (`/opt/cuda/bin/../include/x.h`); `\` counts as `/`.
 pub fn is_library(path: &str) -> bool {
     let unified = path.replace('\\', "/");
     let mut parts: Vec<String> = Vec::new();
