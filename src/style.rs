@@ -91,6 +91,8 @@ pub struct SummaryOptions {
     pub command: &'static str,
     /// The run folder the command saved, where it saved one.
     pub run_folder: Option<std::path::PathBuf>,
+    /// The inputs, where the data does not name them (`check`'s verdicts).
+    pub inputs: Vec<std::path::PathBuf>,
 }
 
 impl Style {
