@@ -118,9 +118,10 @@ fn run_summary_names_its_run_folder() {
 fn profile_summary_through_a_fake_ncu_names_the_worst_lines() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = crate::profile::fake_ncu(dir.path(), &fixture(CUTLASS));
-    let runs = dir.path().join("runs").display().to_string();
     let mut v = Value::Null;
     for format in ["summary", "summary-md"] {
+        // A folder each: two runs in one second would be `…-profile` and `…-profile-2`.
+        let runs = dir.path().join(format).display().to_string();
         let out = coalprof()
             .env("COALPROF_NCU", &ncu)
             .args(["profile", "--format", format, "--out", &runs, "--", "/opt/app"])
@@ -253,4 +254,28 @@ fn a_command_without_a_summary_refuses_it_with_exit_2() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("error:") && err.contains("--format summary"), "{err}");
     }
+}
+
+/// `triton`'s summary goes through `lines`' rows: a load 16 elements (64 bytes) apart puts each
+/// of a warp's 32 lanes in its own sector, 32 per request where 4-byte loads need 128 / 32 = 4.
+#[test]
+fn triton_summary_names_the_strided_load() {
+    let Some(py) = crate::triton::python("triton_summary_names_the_strided_load") else { return };
+    let out = coalprof()
+        .env("COALPROF_PYTHON", &py)
+        .args(["triton", "tests/fixtures/triton/kernels.py::strided", "--grid", "2"])
+        .args(["--arg", "x_ptr=f32[32768]", "--arg", "y_ptr=f32[2048]", "--arg", "stride=16"])
+        .args(["--meta", "BLOCK=1024", "--format", "summary"])
+        .ok_stdout();
+    let (v, _) = summary_json(&out, None);
+    assert_eq!(v["command"], "triton");
+    let worst = &v["lines"][0];
+    assert!(worst["location"].as_str().unwrap().ends_with("kernels.py:32"), "{v}");
+    assert_eq!(worst["op"], "global load");
+    assert_eq!(
+        (worst["sectors_per_request"].as_f64(), worst["ideal_sectors_per_request"].as_f64()),
+        (Some(32.0), Some(4.0))
+    );
+    // 2 programs × 1024 lanes = 64 warp requests, each 32 − 4 sectors beyond the ideal.
+    assert_eq!(worst["excess_sectors"].as_f64(), Some(64.0 * 28.0));
 }
