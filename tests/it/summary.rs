@@ -24,8 +24,9 @@ fn clean(text: &str, tmp: Option<&Path>) -> String {
     if let Some(t) = tmp {
         text = text.replace(&t.display().to_string(), "[TMP]");
     }
-    let stamp = regex::Regex::new(r"\d{8}-\d{6}-").unwrap();
-    let text = stamp.replace_all(&text, "[STAMP]-").into_owned();
+    // A run folder's name: its time, its backend, and `-2` for a second one in the same second.
+    let stamp = regex::Regex::new(r"\d{8}-\d{6}-(model|profile|ncu|sim)(-\d+)?").unwrap();
+    let text = stamp.replace_all(&text, "[STAMP]-$1").into_owned();
     text.lines().filter(|l| !l.contains("nvdisasm")).map(|l| format!("{l}\n")).collect()
 }
 
