@@ -237,6 +237,8 @@ impl Summary {
     /// The summary of a line report: its kernels (names and launches) and worst lines.
     pub(crate) fn of_lines(report: &LineReport, style: &Style) -> Summary {
         let mut s = Summary::new(style);
+        let inputs: Vec<String> = style.summary.inputs.iter().map(|p| p.display().to_string()).collect();
+        s.inputs(&inputs);
         s.notices = report.notices.iter().map(|n| name(n, TEXT)).collect();
         for r in &report.rows {
             let n = kernel_name(None, None, &r.kernel, r.rank);
