@@ -147,6 +147,10 @@ struct Line {
     shared_wavefronts_per_ideal: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shared_excess_wavefronts: Option<f64>,
+    /// Where inside a library (`sm_32_intrinsics.hpp:302`) the accesses were made, when they
+    /// stand on the user's line that called it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<String>,
     /// The rule of the waste it is (`CP1001`), where `lines` gives one.
     #[serde(skip_serializing_if = "Option::is_none")]
     rule: Option<&'static str>,
@@ -406,6 +410,9 @@ impl Summary {
                     out.push_str(&format!(" ({})", esc(op)));
                 }
                 out.push_str(&format!(": {}", line_numbers(l)));
+                if let Some(v) = &l.via {
+                    out.push_str(&format!(", made inside `{}`", esc(v)));
+                }
                 if let Some(c) = &l.code {
                     out.push_str(&format!("; code `{}`", esc(c)));
                 }
@@ -521,6 +528,7 @@ fn worst_line(w: &WorstLine) -> Line {
         excess_share: w.excess_share,
         shared_wavefronts_per_ideal: w.shared_ways,
         shared_excess_wavefronts: None,
+        via: w.via.as_deref().map(place),
         rule: None,
         diagnosis: w.diagnosis.as_deref().map(|d| visible(d).into_owned()),
         code: w.code.as_deref().map(|c| name(c.trim(), CODE)),
@@ -539,6 +547,7 @@ fn line_row(r: &LineRow) -> Line {
         excess_share: r.excess_share,
         shared_wavefronts_per_ideal: r.shared_wavefronts_per_ideal,
         shared_excess_wavefronts: r.shared_excess_wavefronts.map(f64::round),
+        via: crate::lines::gate::via(r).map(|v| place(&v)),
         rule: r.rule,
         diagnosis: r.diagnosis.as_deref().map(|d| visible(d).into_owned()),
         code: r.source.as_deref().map(|c| name(c.trim(), CODE)),
@@ -609,6 +618,7 @@ mod tests {
                 shared_ways: None,
                 code: Some("x".repeat(200)),
                 diagnosis: Some("why and the fix ".repeat(20)),
+                via: None,
             })
             .collect();
         (results, style)
