@@ -333,7 +333,8 @@ fn half2_arithmetic_computes_both_lanes_and_rounds_to_nearest_even() {
     let Some(p) = profile("half2_arithmetic_computes_both_lanes", "half2_arith") else { return };
     // The program exits 1 on any wrong lane; these are the instructions it checks.
     let ptx = p.ptx();
-    for op in ["add.f16x2", "sub.f16x2", "mul.f16x2", "fma.rn.f16x2", "neg.f16x2", "set.gt.f16x2.f16x2", "setp.lt.f16"] {
+    for op in ["add.f16x2", "sub.f16x2", "mul.f16x2", "fma.rn.f16x2", "neg.f16x2", "set.gt.f16x2.f16x2", "setp.lt.f16"]
+    {
         assert!(ptx.contains(op), "no {op} in the PTX");
     }
     // n = 4096 __half2 of 4 bytes: a warp's request is 128 contiguous bytes, 4 sectors.
@@ -444,7 +445,10 @@ int main() {
     let out = profile_unsupported(&tools, dir.path(), "tile_mma.cu", text);
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
-    assert!(e.contains("GPGPU-Sim rejected") && e.contains("the PTX `mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 "), "{e}");
+    assert!(
+        e.contains("GPGPU-Sim rejected") && e.contains("the PTX `mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 "),
+        "{e}"
+    );
     assert!(
         e.contains("in kernel `tile_mma(const unsigned int *, const unsigned int *, float *)`, near tile_mma.cu:4"),
         "the kernel and line: {e}"
