@@ -345,7 +345,8 @@ fn half2_arithmetic_computes_both_lanes_and_rounds_to_nearest_even() {
     }
 }
 
-/// sm_80's bf16 PTX (`fma.rn.bf16`, `fma.rn.bf16x2`, `cvt.rn.bf16.f32`, `cvt.rn.bf16x2.f32`), in
+/// sm_80's bf16 PTX (`fma.rn.bf16`, `fma.rn.bf16x2`, `cvt.rn.bf16.f32`, `cvt.rn.bf16x2.f32`, and
+/// as inline PTX `cvt.f32.bf16`, `min`/`neg`/`abs.bf16`, `max.bf16x2`, `cvt.rn.f16x2.f32`), in
 /// a program built for compute_80 by hand and run as `profile --backend sim -- ./app`: it parses,
 /// and computes what the host does (the program checks every lane).
 #[test]
@@ -373,7 +374,19 @@ fn bf16_arithmetic_of_sm_80_ptx_runs_in_the_simulator() {
     let lines = json(&coalprof().current_dir(dir.path()).args(["--format", "json", "lines"]).arg(&run).ok_stdout());
     let p = Profiled { results: json(&out.stdout), lines, source, run, _dir: dir };
     let ptx = p.ptx();
-    for op in ["fma.rn.bf16 ", "fma.rn.bf16x2 ", "cvt.rn.bf16.f32 ", "cvt.rn.bf16x2.f32 "] {
+    for op in [
+        "fma.rn.bf16 ",
+        "fma.rn.bf16x2 ",
+        "cvt.rn.bf16.f32 ",
+        "cvt.rn.bf16x2.f32 ",
+        "cvt.f32.bf16 ",
+        "cvt.rz.bf16.f32 ",
+        "min.bf16 ",
+        "neg.bf16 ",
+        "abs.bf16 ",
+        "max.bf16x2 ",
+        "cvt.rn.f16x2.f32 ",
+    ] {
         assert!(ptx.contains(op), "no {op} in the PTX");
     }
     // One warp stores 32 bf16 (64 bytes, 2 sectors) a line, and 32 bf16x2 (128 bytes, 4).
