@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-#! The shell steps of the coalprof GitHub Action (action.yml): `install`, `check`, `verdict`.
-#! Inputs arrive as COALPROF_ACTION_* variables (action.yml maps each input to one), outputs go
-#! to $GITHUB_OUTPUT, the markdown verdict to $GITHUB_STEP_SUMMARY (coalprof check --github
-#! appends it), a tool's folder to $GITHUB_PATH. tests/it/action.rs runs these steps with a
-#! fake GitHub environment; outside Actions each of those files may be unset.
+#! The shell steps of the coalprof GitHub Action (action.yml): `install`, `home`, `setup`,
+#! `sources`, `check`, `verdict`. Inputs arrive as COALPROF_ACTION_* variables (action.yml maps
+#! each input to one), outputs go to $GITHUB_OUTPUT, the markdown verdict to
+#! $GITHUB_STEP_SUMMARY (coalprof check --github appends it), a tool's folder to $GITHUB_PATH.
+#! Inputs are data: split into arrays, never evaluated. tests/it/action.rs runs these steps with
+#! a fake GitHub environment; outside Actions each of those files may be unset.
 set -euo pipefail
 
 say() { printf 'coalprof-action: %s\n' "$*" >&2; }
@@ -13,6 +14,36 @@ output() {
     if [ -n "${GITHUB_OUTPUT:-}" ]; then
         printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT"
     fi
+}
+
+# A workflow command's message and property values (file=…) escaped as the runner reads them:
+# `%`, CR and LF in both; `:` and `,` too in a property.
+escape_data() {
+    local s="$1"
+    s="${s//'%'/%25}"
+    s="${s//$'\r'/%0D}"
+    s="${s//$'\n'/%0A}"
+    printf '%s' "$s"
+}
+escape_property() {
+    local s
+    s="$(escape_data "$1")"
+    s="${s//:/%3A}"
+    s="${s//,/%2C}"
+    printf '%s' "$s"
+}
+
+# Whether a multi-line input has an entry: a line with a word, not a `#` comment.
+has_entries() {
+    local line words
+    while IFS= read -r line || [ -n "$line" ]; do
+        words=()
+        read -r -a words <<< "${line//$'\r'/}" || true
+        if [ "${#words[@]}" -gt 0 ] && [[ "${words[0]}" != '#'* ]]; then
+            return 0
+        fi
+    done <<< "$1"
+    return 1
 }
 
 # The version in the action's own Cargo.toml: the default, so `uses: …@v0.2.0` gets 0.2.0.
@@ -75,16 +106,210 @@ install() {
     "$bin/coalprof" --version
 }
 
+# Source mode: the tool home (an absolute path: actions/cache and COALPROF_HOME get the same
+# one), the components to set up in it, and the cache key: coalprof's version (a new version may
+# pin another simulator or patch), the OS and architecture (GPGPU-Sim is built there), the
+# components. An older key of the same version is restored too: setup adds what is missing.
+home() {
+    local sources="${COALPROF_ACTION_SOURCES:-}" triton="${COALPROF_ACTION_TRITON:-}"
+    local components=()
+    has_entries "$sources" && components+=(sim)
+    has_entries "$triton" && components+=(triton)
+    if [ "${#components[@]}" -eq 0 ]; then
+        return 0
+    fi
+    local path="${COALPROF_ACTION_TOOL_HOME:-}"
+    # shellcheck disable=SC2088 # `~/`: the input's literal tilde, expanded here
+    case "$path" in
+    '') path="${HOME:?}/.local/share/coalprof" ;;
+    '~') path="${HOME:?}" ;;
+    '~/'*) path="${HOME:?}/${path#'~/'}" ;;
+    /*) ;;
+    *) path="${GITHUB_WORKSPACE:-$PWD}/$path" ;;
+    esac
+    # One line each in $GITHUB_OUTPUT: a line break in the path would write other outputs.
+    if [[ "$path" == *[$'\n\r']* ]]; then
+        echo "::error title=coalprof::tool-home must be one line"
+        exit 2
+    fi
+    local version
+    version="$(coalprof --version)"
+    version="${version#coalprof }"
+    local prefix="coalprof-home-$version-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-"
+    local joined="${components[*]}"
+    output path "$path"
+    output components "$joined"
+    output key "$prefix${joined// /+}"
+    output restore-key "$prefix"
+    say "tool home $path (${joined}), cache key $prefix${joined// /+}"
+}
+
+# `coalprof setup` of the components into the tool home: idempotent, so with the cache restored
+# it only says what is already there.
+setup() {
+    local components=()
+    read -r -a components <<< "${COALPROF_ACTION_COMPONENTS:-}" || true
+    if [ "${#components[@]}" -eq 0 ]; then
+        return 0
+    fi
+    system_packages "${components[@]}"
+    logged '' setup "${components[@]}"
+}
+
+# A hosted runner's user is not root, so `coalprof setup` cannot apt-get what GPGPU-Sim needs
+# from the system (never cached: it lives outside the tool home); its dry run names the command
+# (`sudo apt-get install …`). Run that where sudo needs no password; package names only.
+system_packages() {
+    if [ "$(id -u)" = 0 ] || ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
+        return 0
+    fi
+    local plan line word words=() packages=()
+    plan="$(coalprof setup "$@" --dry-run 2>/dev/null)" || return 0
+    # shellcheck disable=SC2016 # backquotes of setup's hint, matched literally
+    local pattern='`sudo apt-get install -y --no-install-recommends ([^`]*)`'
+    while IFS= read -r line; do
+        if [[ "$line" =~ $pattern ]]; then
+            read -r -a words <<< "${BASH_REMATCH[1]}" || true
+            for word in "${words[@]}"; do
+                [[ "$word" =~ ^[a-z0-9][a-z0-9+.:-]*$ ]] && packages+=("$word")
+            done
+        fi
+    done <<< "$plan"
+    if [ "${#packages[@]}" -gt 0 ]; then
+        say "sudo apt-get install ${packages[*]} (what coalprof setup needs from the system)"
+        sudo -n apt-get -qq update
+        sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}"
+    fi
+}
+
+# Source mode: each `.cu` line profiled in the simulator, each Triton line by `coalprof triton`,
+# into a run folder of its own under one folder (the `runs` output, which the check step
+# gates). Every source is tried; one that fails is an ::error annotation with coalprof's
+# `error:` line, and the step fails after the last.
+sources() {
+    local sources="${COALPROF_ACTION_SOURCES:-}" triton="${COALPROF_ACTION_TRITON:-}"
+    if ! has_entries "$sources" && ! has_entries "$triton"; then
+        return 0
+    fi
+    local base="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/coalprof-sources"
+    rm -rf "$base"
+    mkdir -p "$base"
+    local n=0 code=0 failed=0 line words=() out
+    while IFS= read -r line || [ -n "$line" ]; do
+        words=()
+        read -r -a words <<< "${line//$'\r'/}" || true
+        if [ "${#words[@]}" -eq 0 ] || [[ "${words[0]}" == '#'* ]]; then
+            continue
+        fi
+        # `FILE [nvcc flags] [-- program arguments]`.
+        local flags=() args=() dashes=0 w file
+        for w in "${words[@]:1}"; do
+            if [ "$dashes" -eq 0 ] && [ "$w" = -- ]; then
+                dashes=1
+            elif [ "$dashes" -eq 0 ]; then
+                flags+=("--nvcc-arg=$w")
+            else
+                args+=("$w")
+            fi
+        done
+        local files=("${words[0]}") matches=()
+        if [[ "${words[0]}" == *[*?[]* ]]; then
+            mapfile -t matches < <(compgen -G "${words[0]}" | sort)
+            [ "${#matches[@]}" -gt 0 ] && files=("${matches[@]}")
+        fi
+        for file in "${files[@]}"; do
+            n=$((n + 1))
+            printf -v out '%s/%03d' "$base" "$n"
+            local unsafe=''
+            for w in "$file" "${flags[@]}"; do
+                nvcc_safe "$w" || unsafe="$w"
+            done
+            if [ -n "$unsafe" ]; then
+                echo "::error file=$(escape_property "$file"),title=coalprof::$(escape_data "error: \`${unsafe#--nvcc-arg=}\` has a character nvcc would hand to a shell (\$ \` \\ \" ' ; & | < > ( ) * ? [): rename the file, or drop the flag")"
+                code=3 failed=$((failed + 1))
+                continue
+            fi
+            local cmd=(profile --backend sim "${flags[@]}" --out "$out" "$(not_a_flag "$file")")
+            [ "${#args[@]}" -gt 0 ] && cmd+=(-- "${args[@]}")
+            say "source $n: $file"
+            logged "$file" "${cmd[@]}" || { code=$?; failed=$((failed + 1)); }
+        done
+    done <<< "$sources"
+    while IFS= read -r line || [ -n "$line" ]; do
+        words=()
+        read -r -a words <<< "${line//$'\r'/}" || true
+        if [ "${#words[@]}" -eq 0 ] || [[ "${words[0]}" == '#'* ]]; then
+            continue
+        fi
+        # `FILE.py::KERNEL` and its launch, as `coalprof triton` takes them.
+        n=$((n + 1))
+        printf -v out '%s/%03d' "$base" "$n"
+        say "source $n: ${words[0]}"
+        logged "${words[0]%%::*}" triton "${words[@]:1}" --out "$out" -- "$(not_a_flag "${words[0]}")" ||
+            { code=$?; failed=$((failed + 1)); }
+    done <<< "$triton"
+    output runs "$base"
+    if [ "$failed" -gt 0 ]; then
+        echo "::error title=coalprof::$failed of $n sources could not be profiled (see the annotations above)"
+        exit "$code"
+    fi
+}
+
+# nvcc (11.8, the simulator's) runs its phases through `sh -c` with the file names and its
+# flags pasted in: a name with `$(…)` would run, a `;` would end the command. Such a word is
+# refused, never quoted for a shell this script does not control.
+nvcc_safe() {
+    case "$1" in
+    *[\$\`\\\"\'\;\&\|\<\>\(\)\*\?\[]*) return 1 ;;
+    esac
+    return 0
+}
+
+# A path as an argument that cannot be read as a flag.
+not_a_flag() {
+    case "$1" in
+    -*) printf './%s' "$1" ;;
+    *) printf '%s' "$1" ;;
+    esac
+}
+
+# `coalprof ARGS…` with its output (and the simulated program's) in the log, between
+# ::stop-commands:: and a fresh random token so that no line of it is read as a workflow
+# command; stderr joins stdout so the two cannot interleave around the token. On failure its
+# `error:` line (and `hint:`) becomes one ::error annotation, on FILE when one is given.
+# Returns coalprof's exit code.
+logged() {
+    local file="$1" log token code=0
+    shift
+    log="$(mktemp)"
+    token="coalprof-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    echo "::stop-commands::$token"
+    coalprof "$@" 2>&1 | tee "$log" || code=$?
+    echo "::$token::"
+    if [ "$code" -ne 0 ]; then
+        local message='' hint='' line
+        while IFS= read -r line; do
+            case "$line" in
+            'error: '*) message="$line" hint='' ;;
+            'hint: '*) [ -n "$message" ] && hint="$line" ;;
+            esac
+        done < "$log"
+        [ -n "$message" ] || message="coalprof $1 exited with $code"
+        [ -n "$hint" ] && message="$message"$'\n'"$hint"
+        local where=''
+        [ -n "$file" ] && where="file=$(escape_property "$file"),"
+        echo "::error ${where}title=coalprof::$(escape_data "$message")"
+    fi
+    rm -f "$log"
+    return "$code"
+}
+
 check() {
     local inputs=() words=() word
     # Whitespace-separated paths or globs (split without the shell's own globbing); a glob that
     # matches nothing stays as written, so coalprof names the missing input (exit 3) instead of
     # checking nothing.
     read -r -d '' -a words <<< "${COALPROF_ACTION_INPUTS:-}" || true
-    if [ "${#words[@]}" -eq 0 ]; then
-        echo "::error title=coalprof::the action needs inputs: the runs or reports to check"
-        exit 2
-    fi
     for word in "${words[@]}"; do
         local matches=()
         if [[ "$word" == *[*?[]* ]]; then
@@ -96,6 +321,18 @@ check() {
             inputs+=("$word")
         fi
     done
+    # Source mode: the run folders the sources step made, in its order.
+    local run
+    if [ -n "${COALPROF_ACTION_RUNS:-}" ]; then
+        for run in "$COALPROF_ACTION_RUNS"/*/; do
+            [ -d "$run" ] && inputs+=("${run%/}")
+        done
+    fi
+    output runs "${COALPROF_ACTION_RUNS:-}"
+    if [ "${#inputs[@]}" -eq 0 ]; then
+        echo "::error title=coalprof::the action needs inputs (runs or reports to check), sources or triton kernels"
+        exit 2
+    fi
     local args=(check "${inputs[@]}")
     [ -n "${COALPROF_ACTION_RULES:-}" ] && args+=(--rules "$COALPROF_ACTION_RULES")
     [ -n "${COALPROF_ACTION_BASELINE:-}" ] && args+=(--baseline "$COALPROF_ACTION_BASELINE")
@@ -180,9 +417,9 @@ verdict() {
 }
 
 case "${1:-}" in
-install | check | verdict) "$1" ;;
+install | home | setup | sources | check | verdict) "$1" ;;
 *)
-    say "usage: action.sh install|check|verdict"
+    say "usage: action.sh install|home|setup|sources|check|verdict"
     exit 2
     ;;
 esac

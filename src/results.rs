@@ -411,6 +411,10 @@ pub struct WorstLine {
     pub rank: Option<u32>,
     /// `kernels/stride.cu:20`, repository-relative where it resolves.
     pub location: String,
+    /// Where inside a library (`sm_32_intrinsics.hpp:302`) its accesses were made, when they
+    /// stand on the user's line that called it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// What the line's memory instructions do.
     pub op: Option<String>,
     /// Sectors per global request.

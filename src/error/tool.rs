@@ -79,6 +79,15 @@ pub enum ToolError {
         /// The log's last lines, indented.
         tail: String,
     },
+    /// An argument the tool would misread, refused before it runs: nvcc hands file names and
+    /// flags to `sh -c` inside double quotes, so a `$(…)` in a name would run as shell code.
+    #[error("{message}")]
+    Refused {
+        /// What was refused and why.
+        message: String,
+        /// What to do instead.
+        hint: String,
+    },
     /// ncu ran but profiled nothing.
     #[error("{message}")]
     NoKernels {
@@ -116,7 +125,8 @@ impl ToolError {
             ToolError::Failed { hint, .. } => *hint = Some(h.into()),
             ToolError::NotFound { hint, .. }
             | ToolError::NoProfiler { hint, .. }
-            | ToolError::NoKernels { hint, .. } => *hint = h.into(),
+            | ToolError::NoKernels { hint, .. }
+            | ToolError::Refused { hint, .. } => *hint = h.into(),
             _ => {}
         }
         self
@@ -131,9 +141,11 @@ impl ToolError {
             }
             ToolError::NoKernels { .. } => Exit::NothingMatched,
             ToolError::Interrupted { .. } => Exit::Interrupted,
-            ToolError::Spawn { .. } | ToolError::Failed { .. } | ToolError::Timeout { .. } | ToolError::Task { .. } => {
-                Exit::Input
-            }
+            ToolError::Spawn { .. }
+            | ToolError::Failed { .. }
+            | ToolError::Timeout { .. }
+            | ToolError::Task { .. }
+            | ToolError::Refused { .. } => Exit::Input,
         }
     }
 
@@ -142,7 +154,8 @@ impl ToolError {
         match self {
             ToolError::NotFound { hint, .. }
             | ToolError::NoProfiler { hint, .. }
-            | ToolError::NoKernels { hint, .. } => Some(hint),
+            | ToolError::NoKernels { hint, .. }
+            | ToolError::Refused { hint, .. } => Some(hint),
             ToolError::Failed { hint, .. } => hint.as_deref(),
             _ => None,
         }

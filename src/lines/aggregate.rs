@@ -4,13 +4,14 @@
 //! and stores shows both — ranked by excess sectors with each row's share of its kernel's
 //! excess, derived through `metrics.toml`'s `[line.*]` formulas, and diagnosed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::cubin::{Cubin, Location};
 use super::diagnose::{diagnose, Numbers, Waste};
+use super::frames::Attributed;
 use super::instructions::{per_instruction, Counters, Launch, NoCounters, Op};
 use super::source::Sources;
 use crate::error::Result;
@@ -71,6 +72,12 @@ pub struct LineRow {
     pub line: Option<u32>,
     /// The file relative to the source root, when it resolves there.
     pub path: Option<String>,
+    /// Where inside a library (a CUDA header, CUB, Thrust, CUTLASS…) the row's accesses were
+    /// made, when they are counted on the user's line that called it (`lines::frames`):
+    /// `file:line`, the file as the line table names it, several joined by `, `; null when
+    /// they were made on the row's own line.
+    #[serde(serialize_with = "places")]
+    pub via: Vec<(String, u32)>,
     /// Null when grouped by line.
     pub pc_offset: Option<u64>,
     /// The instruction's SASS (instruction rows).
@@ -136,6 +143,19 @@ pub struct LineRow {
     /// Every per-line counter and metric of the row by `metrics.toml` key (what the gate reads).
     #[serde(skip)]
     pub metrics: Metrics,
+}
+
+/// `file:line` places as one text, `, ` between them; none as null.
+fn places<S: serde::Serializer>(v: &[(String, u32)], s: S) -> std::result::Result<S::Ok, S::Error> {
+    match via_text(v) {
+        Some(t) => s.serialize_str(&t),
+        None => s.serialize_none(),
+    }
+}
+
+/// `file:line, file:line` of `places`, if any.
+pub(crate) fn via_text(places: &[(String, u32)]) -> Option<String> {
+    (!places.is_empty()).then(|| places.iter().map(|(f, l)| format!("{f}:{l}")).collect::<Vec<_>>().join(", "))
 }
 
 /// Counters are whole numbers: print them as integers, absent as null.
@@ -326,22 +346,26 @@ pub fn build(
                 g.counters.elsewhere
             ));
         }
-        let locate = |off: u64| -> Option<Location> { cubin.as_ref()?.location(function?, off) };
+        let locate = |off: u64| -> Option<Attributed<Location>> { cubin.as_ref()?.attributed(function?, off) };
         let sass_of = |off: u64| -> Option<String> { sass.as_ref()?.get(&function?.name)?.get(&off).cloned() };
         let total_excess: Option<f64> =
             g.counters.instructions.values().filter_map(|c| c.excess_sectors).reduce(|a, b| a + b);
 
-        let mut keyed: BTreeMap<(Option<Location>, Option<u64>, Op), Counters> = BTreeMap::new();
+        // Each row's counters, and the library lines its accesses were made in (`via`).
+        type Keyed = BTreeMap<(Option<Location>, Option<u64>, Op), (Counters, BTreeSet<Location>)>;
+        let mut keyed: Keyed = BTreeMap::new();
         for (&(off, op), c) in &g.counters.instructions {
             if c.executions == Some(0.0) {
                 continue;
             }
-            let loc = locate(off);
+            let (loc, via) = locate(off).map(|a| (Some(a.at), a.via)).unwrap_or_default();
             let key = match (opts.by, loc) {
                 (By::Line, Some(l)) => (Some(l), None, op),
                 (_, loc) => (loc, Some(off), op),
             };
-            keyed.entry(key).or_default().add(c);
+            let e = keyed.entry(key).or_default();
+            e.0.add(c);
+            e.1.extend(via);
         }
         let id = RowId {
             kernel: g.key.kernel.clone(),
@@ -351,13 +375,14 @@ pub fn build(
             grid: g.key.grid,
             block: g.key.block,
         };
-        for ((loc, off, op), c) in keyed {
+        for ((loc, off, op), (c, via)) in keyed {
             let in_loop = match (c.executions, g.counters.entry_executions) {
                 (Some(e), Some(entry)) => e > entry * 1.01 * f64::from(c.instructions.max(1)),
                 _ => false,
             };
             let place = loc.map(|l| (l.file, l.line));
-            let row = line_row(&id, place, off, off.and_then(sass_of), op, &c, total_excess, sources);
+            let mut row = line_row(&id, place, off, off.and_then(sass_of), op, &c, total_excess, sources);
+            row.via = via.into_iter().map(|l| (l.file, l.line)).collect();
             rows.push((gi, in_loop, row));
         }
     }

@@ -9,26 +9,53 @@
 //! but maps SASS to lines of the embedded PTX, which is not what a review wants.)
 //!
 //! An instruction takes the row at the greatest address at or before its offset in its
-//! function's sequence (the first of several at one address, as ncu does). Lines from inlined functions are the inlined (innermost)
-//! line, as in ncu's source page. Anything malformed is a notice, never a panic.
+//! function's sequence (the first of several at one address, as ncu does). Anything malformed is
+//! a notice, never a panic.
+//!
+//! Inlining: nvcc (11.x to 13.x, with `-lineinfo`) precedes a row of inlined code with an
+//! extended opcode of its own, `DW_LNE 0x90`, whose operands are two ULEB128s: the 1-based
+//! index, within the sequence, of the row of its call site (0: not inlined), and the callee's
+//! name as an offset into `.debug_str`. Several rows at one address are that chain written
+//! outermost first, so the last row at an address is where the instruction was made, and its
+//! call sites follow from it (what `nvdisasm -gi` prints). An access made inside a library
+//! (`__ldg` in `sm_32_intrinsics.hpp`, CUTLASS's `cp_async`) is put on the user's line that
+//! called it, the library's line kept beside it ([`Cubin::attributed`], the rule of
+//! [`super::frames`]).
 
 use std::collections::HashMap;
 
-use gimli::{EndianSlice, LittleEndian, Relocate, RelocateReader};
+use gimli::{EndianSlice, LittleEndian, Reader as _, Relocate, RelocateReader};
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym as _};
+
+use super::frames::{attribute, Attributed};
 
 /// Where the tag of a relocated address starts: SASS offsets stay far below 2^40.
 const TAG_SHIFT: u32 = 40;
 
-/// A function's rows: (offset, file index into [`Cubin::files`], line), sorted by offset.
+/// nvcc's extended opcode that says which row a row of inlined code was called from.
+const DW_LNE_NV_INLINED_AT: u8 = 0x90;
+
+/// A function's rows: (offset, index into its frames), sorted by offset.
 #[derive(Debug, Clone, Default)]
 pub struct Function {
     /// The function's (mangled) name.
     pub name: String,
     /// Size of the function's SASS in bytes, from its `.text.` section (0 when unknown).
     pub size: u64,
-    rows: Vec<(u64, u32, u32)>,
+    rows: Vec<(u64, u32)>,
+    /// Every row's place, in line-program order: file index into [`Cubin::files`], line, and
+    /// the frame of its call site if it is inlined code.
+    frames: Vec<Frame>,
+}
+
+/// One row's place: file index, line, and its call site's frame (an index into the
+/// function's frames), if the row is inlined code.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    file: u32,
+    line: u32,
+    caller: Option<u32>,
 }
 
 impl Function {
@@ -87,7 +114,7 @@ impl Cubin {
             if let Some(f) = name.strip_prefix(b".text.") {
                 let f = String::from_utf8_lossy(f).into_owned();
                 by_name.insert(f.clone(), cubin.functions.len());
-                cubin.functions.push(Function { name: f, size: s.sh_size(endian), rows: Vec::new() });
+                cubin.functions.push(Function { name: f, size: s.sh_size(endian), ..Function::default() });
             }
         }
 
@@ -172,17 +199,47 @@ impl Cubin {
 
     /// Every row at the address that covers `offset`, in line-program order.
     pub fn locations_at(&self, f: &Function, offset: u64) -> Vec<Location> {
-        let Some(last) = f.rows.partition_point(|r| r.0 <= offset).checked_sub(1) else { return Vec::new() };
+        self.rows_at(f, offset).iter().filter_map(|&(_, frame)| self.place(f, frame)).collect()
+    }
+
+    /// The inlining chain of the instruction at `offset`, innermost first: the last row at its
+    /// address (where it was made) and each call site outwards (as `nvdisasm -gi` prints them).
+    pub fn chain_at(&self, f: &Function, offset: u64) -> Vec<Location> {
+        let mut chain = Vec::new();
+        let mut frame = self.rows_at(f, offset).last().map(|r| r.1);
+        // A call site comes before its callee in the program: the walk ends even on a bad table.
+        while let Some(i) = frame.filter(|_| chain.len() < f.frames.len()) {
+            chain.extend(self.place(f, i));
+            frame = f.frames.get(i as usize).and_then(|fr| fr.caller);
+        }
+        chain
+    }
+
+    /// Where the instruction at `offset` is counted: the user's line that called a library,
+    /// with the library's line beside it, when it was made inside one (see
+    /// [`super::frames`]); else its [`Cubin::location`].
+    pub fn attributed(&self, f: &Function, offset: u64) -> Option<Attributed<Location>> {
+        match attribute(&self.chain_at(f, offset), |l: &Location| l.file.as_str()) {
+            Some(a) if a.via.is_some() => Some(a),
+            _ => self.location(f, offset).map(|at| Attributed { at, via: None }),
+        }
+    }
+
+    /// The rows at the address that covers `offset`.
+    fn rows_at<'f>(&self, f: &'f Function, offset: u64) -> &'f [(u64, u32)] {
+        let Some(last) = f.rows.partition_point(|r| r.0 <= offset).checked_sub(1) else { return &[] };
         if f.size > 0 && offset >= f.size {
-            return Vec::new();
+            return &[];
         }
         let address = f.rows[last].0;
         let first = f.rows.partition_point(|r| r.0 < address);
-        f.rows[first..=last]
-            .iter()
-            .filter(|r| r.2 > 0)
-            .filter_map(|&(_, file, line)| Some(Location { file: self.files.get(file as usize)?.clone(), line }))
-            .collect()
+        &f.rows[first..=last]
+    }
+
+    /// A frame's file and line (`None` for line 0, which is no line).
+    fn place(&self, f: &Function, frame: u32) -> Option<Location> {
+        let fr = f.frames.get(frame as usize)?;
+        Some(Location { file: self.files.get(fr.file as usize)?.clone(), line: fr.line }).filter(|l| l.line > 0)
     }
 }
 
@@ -253,32 +310,61 @@ impl Relocate for &Tags {
     }
 }
 
-/// Walk every line program of the section (one per compilation unit, back to back).
+/// Walk every line program of the section (one per compilation unit, back to back). The rows
+/// are gimli's (its `LineRow` runs each instruction); the walk is ours so that nvcc's
+/// [`DW_LNE_NV_INLINED_AT`], which gimli passes over, is seen before the row it belongs to.
 fn read_program(data: &[u8], tags: &Tags, cubin: &mut Cubin) -> gimli::Result<()> {
     let reader = RelocateReader::new(EndianSlice::new(data, LittleEndian), tags);
     let debug_line = gimli::DebugLine::from(reader);
     let mut offset = 0usize;
     let mut untagged = false;
     while offset < data.len() {
-        let program = debug_line.program(gimli::DebugLineOffset(offset), 8, None, None)?;
+        let mut program = debug_line.program(gimli::DebugLineOffset(offset), 8, None, None)?;
         let header = program.header().clone();
         let unit_end = offset + header.unit_length() + if header.format() == gimli::Format::Dwarf64 { 12 } else { 4 };
         // File names of this unit → indices into cubin.files.
         let mut file_ids: HashMap<u64, u32> = HashMap::new();
-        let mut rows = program.rows();
-        while let Some((header, row)) = rows.next_row()? {
+        let mut instructions = header.instructions();
+        let mut row = gimli::LineRow::new(&header);
+        // As gimli's own row iterator: an address going backwards drops the sequence's rows
+        // up to the next address (a tombstone).
+        let mut tombstone = false;
+        // The call-site row of the rows that follow (1-based within the sequence; 0: none).
+        let mut inlined_at = 0u64;
+        // The sequence's rows so far: (function, frame) of each, by 0-based index.
+        let mut sequence: Vec<Option<(usize, u32)>> = Vec::new();
+        while let Some(instruction) = instructions.next_instruction(&header)? {
+            match &instruction {
+                gimli::LineInstruction::SetAddress(a) => tombstone = *a < row.address() || *a == u64::MAX,
+                gimli::LineInstruction::UnknownExtended(op, operands) if op.0 == DW_LNE_NV_INLINED_AT => {
+                    inlined_at = operands.clone().read_uleb128().unwrap_or(0);
+                }
+                _ => {}
+            }
+            if !row.execute(instruction, &mut program)? {
+                continue;
+            }
             if row.end_sequence() {
+                (tombstone, inlined_at) = (false, 0);
+                sequence.clear();
+                row.reset(&header);
+                continue;
+            }
+            if tombstone {
+                row.reset(&header);
                 continue;
             }
             let tag = row.address() >> TAG_SHIFT;
-            let Some(function) = tag.checked_sub(1).and_then(|t| cubin.functions.get_mut(t as usize)) else {
+            let Some(fi) = tag.checked_sub(1).map(|t| t as usize).filter(|&t| t < cubin.functions.len()) else {
                 untagged = true;
+                sequence.push(None);
+                row.reset(&header);
                 continue;
             };
             let file = match file_ids.get(&row.file_index()) {
                 Some(&id) => id,
                 None => {
-                    let name = file_name(header, row.file_index()).unwrap_or_else(|| "<unknown file>".into());
+                    let name = file_name(program.header(), row.file_index()).unwrap_or_else(|| "<unknown file>".into());
                     let id = match cubin.files.iter().position(|f| *f == name) {
                         Some(p) => p as u32,
                         None => {
@@ -291,7 +377,17 @@ fn read_program(data: &[u8], tags: &Tags, cubin: &mut Cubin) -> gimli::Result<()
                 }
             };
             let line = row.line().map_or(0, |l| l.get().min(u32::MAX as u64) as u32);
-            function.rows.push((row.address() & ((1 << TAG_SHIFT) - 1), file, line));
+            // A call site is an earlier row of the same function's sequence.
+            let caller = (inlined_at as usize)
+                .checked_sub(1)
+                .and_then(|i| *sequence.get(i)?)
+                .and_then(|(cf, frame)| (cf == fi).then_some(frame));
+            let function = &mut cubin.functions[fi];
+            let frame = function.frames.len() as u32;
+            function.frames.push(Frame { file, line, caller });
+            function.rows.push((row.address() & ((1 << TAG_SHIFT) - 1), frame));
+            sequence.push(Some((fi, frame)));
+            row.reset(&header);
         }
         if unit_end <= offset {
             break;

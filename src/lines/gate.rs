@@ -12,6 +12,13 @@ use crate::results::{Metrics, Results, Row, Source, WorstLine};
 
 use super::{LineReport, LineRow, Op};
 
+/// Where a row's accesses were made inside a library, file names only
+/// (`sm_32_intrinsics.hpp:302`), when it stands on the user's line that called it.
+pub(crate) fn via(r: &LineRow) -> Option<String> {
+    let places: Vec<String> = r.via.iter().map(|(f, l)| super::frames::short(f, *l)).collect();
+    (!places.is_empty()).then(|| places.join(", "))
+}
+
 /// `kernels/gemm.cu:42` of a row: its repository-relative path where it resolves.
 pub(crate) fn line_label(r: &LineRow) -> Option<String> {
     Some(format!("{}:{}", r.path.as_deref().or(r.file.as_deref())?, r.line?))
@@ -41,6 +48,9 @@ fn row(r: &LineRow) -> Option<Row> {
     row.metrics = r.metrics.clone();
     if let Some(d) = &r.diagnosis {
         row.notes.push(d.clone());
+    }
+    if let Some(v) = via(r) {
+        row.notes.push(format!("made inside {v}, counted on the line that called it"));
     }
     Some(row)
 }
@@ -72,6 +82,7 @@ pub(crate) fn worst_lines(
                 kernel: r.kernel.clone(),
                 rank: r.rank,
                 location: line_label(r)?,
+                via: via(r),
                 op: r.op.clone(),
                 sectors_per_request: r.sectors_per_request,
                 ideal_sectors_per_request: r.ideal_sectors_per_request,

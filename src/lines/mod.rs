@@ -11,6 +11,7 @@ pub(crate) mod aggregate;
 pub mod counted;
 pub mod cubin;
 pub(crate) mod diagnose;
+pub mod frames;
 pub(crate) mod gate;
 pub mod instructions;
 pub(crate) mod sim;

@@ -2,7 +2,7 @@
 //! counts per PTX line, and the PTX's `.loc` names the source line, so the rows come from the
 //! PTX rather than a cubin's line tables; from there they are `lines`' rows, diagnosed alike.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::aggregate::{finish, line_row, unresolved, LineReport, Options, RowId, SCHEMA};
 use super::instructions::{Counters, Op};
@@ -16,9 +16,9 @@ use crate::parse::gpgpusim::{Access, Direction, LineStats, Space};
 #[derive(Debug, Clone)]
 pub(crate) struct SimLine {
     /// The source file and line its `.loc` names (`None` without `-lineinfo`): for an access
-    /// inside a CUDA header, the user's line that called it.
+    /// inside a library (a CUDA header, CUB…), the user's line that called it (`lines::frames`).
     pub source: Option<(String, u32)>,
-    /// The CUDA header's file and line an access was made in, when `source` is its call site.
+    /// The library's file and line an access was made in, when `source` is its call site.
     pub header: Option<(String, u32)>,
     /// The PTX file and line, for rows that have no source line.
     pub ptx: (String, u32),
@@ -32,15 +32,6 @@ pub(crate) struct SimKernel {
     pub kernel: String,
     pub launches: u64,
     pub lines: Vec<SimLine>,
-}
-
-/// Whether `path` is a header of the CUDA toolkit (its `include/` folder: intrinsics, CUB,
-/// Thrust, cooperative groups), whose accesses belong to the user's line that called them.
-pub(crate) fn is_toolkit_header(path: &str) -> bool {
-    let p = path.replace('\\', "/");
-    let header = [".h", ".hpp", ".cuh", ".inl"].iter().any(|e| p.ends_with(e));
-    let toolkit = ["cuda", "/cub/", "/thrust/", "cooperative_groups"].iter().any(|d| p.contains(d));
-    header && p.contains("/include/") && toolkit
 }
 
 /// The access kind of a simulated line.
@@ -105,11 +96,10 @@ pub(crate) fn build(
         }
         // Accesses made inside CUDA headers stand on the user's lines that called them; where
         // they were made is said beside, once per kernel.
-        let inlined: std::collections::BTreeSet<String> = (k.lines.iter())
+        let inlined: BTreeSet<String> = (k.lines.iter())
             .filter_map(|l| {
                 let ((hf, hl), (cf, cl)) = (l.header.as_ref()?, l.source.as_ref()?);
-                let name = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
-                Some(format!("{}:{cl} (inside {}:{hl})", name(cf), name(hf)))
+                Some(format!("{} (inside {})", super::frames::short(cf, *cl), super::frames::short(hf, *hl)))
             })
             .collect();
         if !inlined.is_empty() {
@@ -122,20 +112,23 @@ pub(crate) fn build(
         // One row per source line and access kind (a line's load and its store apart), or per
         // PTX line where there is no source line; by instruction: per PTX line.
         type Key = (Option<(String, u32)>, Option<u32>, Op);
-        let mut keyed: BTreeMap<Key, Counters> = BTreeMap::new();
+        let mut keyed: BTreeMap<Key, (Counters, BTreeSet<(String, u32)>)> = BTreeMap::new();
         for l in k.lines.iter().filter(|l| l.stats.global_warps + l.stats.shared_warps > 0) {
             let key = match (&l.source, opts.by) {
                 (Some(s), super::By::Line) => (Some(s.clone()), None, op(&l.access)),
                 (s, _) => (s.clone(), Some(l.ptx.1), op(&l.access)),
             };
-            keyed.entry(key).or_default().add(&counters(l));
+            let e = keyed.entry(key).or_default();
+            e.0.add(&counters(l));
+            e.1.extend(l.header.clone());
         }
-        let total: f64 = keyed.values().filter_map(|c| c.excess_sectors).sum();
+        let total: f64 = keyed.values().filter_map(|c| c.0.excess_sectors).sum();
         let id =
             RowId { kernel: k.kernel.clone(), rank: None, launch: None, launches: k.launches, grid: None, block: None };
-        for ((place, ptx_line, op), c) in keyed {
+        for ((place, ptx_line, op), (c, via)) in keyed {
             // A PTX line stands where a SASS offset would.
-            let row = line_row(&id, place, ptx_line.map(u64::from), None, op, &c, Some(total), sources);
+            let mut row = line_row(&id, place, ptx_line.map(u64::from), None, op, &c, Some(total), sources);
+            row.via = via.into_iter().collect();
             rows.push((gi, false, row));
         }
     }
@@ -210,16 +203,13 @@ mod tests {
 
     #[test]
     fn a_header_access_stands_on_its_call_site_with_the_header_said_beside() {
-        assert!(is_toolkit_header("/opt/cuda11/bin/../include/sm_32_intrinsics.hpp"));
-        assert!(is_toolkit_header("/home/u/.coalprof/cuda/include/cub/block/block_load.cuh"));
-        assert!(!is_toolkit_header("/home/u/app/include/mine.cuh"), "a user's own header is theirs");
-        assert!(!is_toolkit_header("/home/u/cuda-app/app.cu"));
         let mut l = line(4, Space::Global, 4, 8, 256);
         l.header = Some(("/opt/cuda11/include/sm_32_intrinsics.hpp".into(), 134));
         let k = SimKernel { kernel: "k".into(), launches: 1, lines: vec![l] };
         let mut sources = Sources::new(std::path::PathBuf::from("/nonexistent-source-root"));
         let r = build(vec![k], &Options::default(), &Catalogue::builtin(), &mut sources).unwrap();
         assert_eq!(r.rows[0].line, Some(4));
+        assert_eq!(r.rows[0].via, [("/opt/cuda11/include/sm_32_intrinsics.hpp".to_string(), 134)]);
         assert!(r.notices.iter().any(|n| n.contains("app.cu:4 (inside sm_32_intrinsics.hpp:134)")), "{:?}", r.notices);
     }
 }

@@ -553,13 +553,13 @@ pub(crate) fn sim_kernels(run: &SimRun, names: &BTreeMap<String, String>) -> Vec
         if !inst.is_entry || inst.function.starts_with(HARNESS_PREFIX) {
             continue;
         }
-        // An access inside a CUDA header (`__ldg`, `__stcs`: `sm_32_intrinsics.hpp`) belongs to
-        // the user's line that called it; the header's line is kept beside it.
-        let (source, header) = match (&inst.source, &inst.call_site) {
-            (Some(h), Some(call)) if crate::lines::sim::is_toolkit_header(&h.0) => {
-                (Some(call.clone()), Some(h.clone()))
-            }
-            (s, _) => (s.clone(), None),
+        // An access inside a library (`__ldg`, `__stcs` in `sm_32_intrinsics.hpp`; CUB, Thrust,
+        // cooperative groups) belongs to the user's line that called it, the library's line kept
+        // beside it: `lines::frames`' rule, which `.ncu-rep` reports follow too.
+        let chain: Vec<(String, u32)> = inst.source.iter().chain(&inst.call_sites).cloned().collect();
+        let (source, header) = match crate::lines::frames::attribute(&chain, |(f, _)| f.as_str()) {
+            Some(a) => (Some(a.at), a.via),
+            None => (None, None),
         };
         by_kernel.entry(&inst.function).or_default().push(crate::lines::sim::SimLine {
             source,

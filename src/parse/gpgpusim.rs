@@ -6,7 +6,7 @@
 //! The statistics are keyed by (PTX file, PTX line) and summed over every launch of the
 //! process, so a kernel's counters are the sum over the lines of its body.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -122,9 +122,11 @@ pub struct PtxInstruction {
     /// The source file and line of the `.loc` in force (the inlined callee's own line when
     /// `.loc` says `inlined_at`), if the PTX was made with `-lineinfo`.
     pub source: Option<(String, u32)>,
-    /// Where the callee of an inlined `.loc` was called (its `inlined_at`: one level, as the
-    /// PTX says it), so an access inside a CUDA header can be put on the user's line.
-    pub call_site: Option<(String, u32)>,
+    /// Where the callee of an inlined `.loc` was called, innermost first: its `inlined_at`,
+    /// then that call site's own `inlined_at` (the `.loc` nvcc writes just before, for the
+    /// frame around it) and so on out; empty when not inlined. So an access inside a CUDA
+    /// header, however deep, can be put on the user's line.
+    pub call_sites: Vec<(String, u32)>,
 }
 
 /// A parsed PTX file: its instructions by line.
@@ -143,6 +145,9 @@ impl Ptx {
         let mut function: Option<(String, bool)> = None;
         let mut depth = 0usize;
         let mut loc: Option<Loc> = None;
+        // The call sites of every place a `.loc` of this function named (file, line, column):
+        // an `inlined_at` that names one continues its chain.
+        let mut chains: HashMap<(u32, u32, u32), Vec<(u32, u32)>> = HashMap::new();
         let mut pending: Option<(String, bool)> = None;
         for (i, raw) in text.lines().enumerate() {
             let n = i as u32 + 1;
@@ -157,13 +162,27 @@ impl Ptx {
                 continue;
             }
             if let Some(rest) = l.strip_prefix(".loc") {
-                loc = parse_loc(rest);
+                loc = parse_loc(rest).map(|(at, inlined_at)| {
+                    let callers = match inlined_at {
+                        Some(c) => {
+                            let mut v = vec![(c.0, c.1)];
+                            v.extend(chains.get(&c).into_iter().flatten().copied());
+                            v
+                        }
+                        None => Vec::new(),
+                    };
+                    // A bad or cyclic table cannot grow a chain without end: one frame per place.
+                    let callers: Vec<(u32, u32)> = callers.into_iter().take(64).collect();
+                    chains.insert(at, callers.clone());
+                    Loc { at: (at.0, at.1), callers }
+                });
                 continue;
             }
             if depth == 0 {
                 if let Some(name) = declared_function(l) {
                     pending = Some(name);
                     loc = None;
+                    chains.clear();
                 }
             }
             let opens = l.matches('{').count();
@@ -184,7 +203,7 @@ impl Ptx {
             }
             let Some((name, is_entry)) = &function else { continue };
             let Some(opcode) = opcode_of(l) else { continue };
-            found.push((n, name.clone(), *is_entry, opcode.to_string(), loc));
+            found.push((n, name.clone(), *is_entry, opcode.to_string(), loc.clone()));
         }
         let instructions = found
             .into_iter()
@@ -192,10 +211,10 @@ impl Ptx {
                 let place = |at: Option<(u32, u32)>| {
                     at.and_then(|(f, line)| Some((files.get(&f)?.clone(), line))).filter(|(_, l)| *l > 0)
                 };
-                let source = place(loc.map(|l| l.at));
-                let call_site = place(loc.and_then(|l| l.inlined_at));
+                let source = place(loc.as_ref().map(|l| l.at));
+                let call_sites = loc.iter().flat_map(|l| &l.callers).filter_map(|&c| place(Some(c))).collect();
                 let access = access_of(&opcode);
-                (n, PtxInstruction { function, is_entry, opcode, access, source, call_site })
+                (n, PtxInstruction { function, is_entry, opcode, access, source, call_sites })
             })
             .collect();
         Ptx { instructions }
@@ -206,11 +225,12 @@ impl Ptx {
 /// function, is_entry, opcode, the `.loc` file id and line.
 type Found = (u32, String, bool, String, Option<Loc>);
 
-/// A `.loc`: its file id and line, and those of its `inlined_at`, if any.
-#[derive(Debug, Clone, Copy)]
+/// A `.loc`: its file id and line, and the file ids and lines of its call sites, innermost
+/// first (empty when not inlined).
+#[derive(Debug, Clone)]
 struct Loc {
     at: (u32, u32),
-    inlined_at: Option<(u32, u32)>,
+    callers: Vec<(u32, u32)>,
 }
 
 fn strip_comment(l: &str) -> &str {
@@ -244,17 +264,21 @@ fn parse_file(rest: &str) -> Option<(u32, String)> {
     Some((id.parse().ok()?, path.to_string()))
 }
 
-/// ` 1 23 5` → (1, 23); ` 1 2 106, function_name $L__info_string0, inlined_at 1 5 25` →
-/// (1, 2) inlined at (1, 5).
-fn parse_loc(rest: &str) -> Option<Loc> {
-    let file_line = |text: &str| -> Option<(u32, u32)> {
+/// A place a `.loc` names: file id, line, column.
+type Place = (u32, u32, u32);
+
+/// ` 1 23 5` → (1, 23, 5); ` 1 2 106, function_name $L__info_string0, inlined_at 1 5 25` →
+/// (1, 2, 106) inlined at (1, 5, 25).
+fn parse_loc(rest: &str) -> Option<(Place, Option<Place>)> {
+    let place = |text: &str| -> Option<Place> {
         let mut it = text.split_whitespace().map(str::parse::<u32>);
-        Some((it.next()?.ok()?, it.next()?.ok()?))
+        let (file, line) = (it.next()?.ok()?, it.next()?.ok()?);
+        Some((file, line, it.next().and_then(Result::ok).unwrap_or(0)))
     };
     let mut parts = rest.split(',');
-    let at = file_line(parts.next()?)?;
-    let inlined_at = parts.find_map(|p| p.trim().strip_prefix("inlined_at")).and_then(file_line);
-    Some(Loc { at, inlined_at })
+    let at = place(parts.next()?)?;
+    let inlined_at = parts.find_map(|p| p.trim().strip_prefix("inlined_at")).and_then(place);
+    Some((at, inlined_at))
 }
 
 /// The opcode of an instruction line (`@%p1 bra $L;` → `bra`, `ld.global.f32 %f1, [%rd4];`
@@ -508,7 +532,7 @@ $L__info_string0:
         let ld = at(20);
         assert_eq!(ld.access, Some(Access { space: Space::Global, direction: Direction::Load, bytes: 16 }));
         assert_eq!(ld.source, Some(("/tmp/k/t.cu".into(), 2)), "the inlined callee's own line");
-        assert_eq!(ld.call_site, Some(("/tmp/k/t.cu".into(), 5)), "and where it was called");
+        assert_eq!(ld.call_sites, [("/tmp/k/t.cu".into(), 5)], "and where it was called");
         let st = at(22);
         assert_eq!(st.access, Some(Access { space: Space::Global, direction: Direction::Store, bytes: 4 }));
         assert_eq!(st.source, Some(("/tmp/k/t.cu".into(), 5)));
@@ -587,5 +611,38 @@ $L__info_string0:
         );
         let op = "GPGPU-Sim PTX: ERROR (app.ptx:12) instruction \"ldmatrix\" not (yet) implemented\n";
         assert!(failure(op).unwrap().starts_with("the PTX instruction `ldmatrix` is not implemented"));
+    }
+
+    #[test]
+    fn a_chain_of_inlined_calls_is_followed_out_through_each_loc_before() {
+        // As nvcc writes `twice()` of a header `mine.cuh` calling `__ldg`, called on line 7.
+        let ptx = r#"
+.visible .entry k(
+	.param .u64 k_param_0
+)
+{
+	.loc	1 7 20
+	.loc	3 3 19, function_name $L__info_string2, inlined_at 1 7 20
+	.loc	2 134 86, function_name $L__info_string3, inlined_at 3 3 19
+	ld.global.nc.f32 %f3, [%rd5];
+	.loc	3 3 19, function_name $L__info_string2, inlined_at 1 7 20
+	mul.f32 %f4, %f3, 0f40000000;
+	.loc	2 134 86, function_name $L__info_string3, inlined_at 9 9 9
+	ld.global.nc.f32 %f5, [%rd5];
+	ret;
+}
+	.file	1 "/a/k.cu"
+	.file	2 "/cuda/include/sm_32_intrinsics.hpp"
+	.file	3 "/a/mine.cuh"
+"#;
+        let p = Ptx::parse(ptx);
+        let ld = p.instructions.values().find(|i| i.opcode.starts_with("ld.global")).unwrap();
+        assert_eq!(ld.source, Some(("/cuda/include/sm_32_intrinsics.hpp".into(), 134)));
+        assert_eq!(ld.call_sites, [("/a/mine.cuh".into(), 3), ("/a/k.cu".into(), 7)]);
+        let mul = p.instructions.values().find(|i| i.opcode.starts_with("mul")).unwrap();
+        assert_eq!(mul.call_sites, [("/a/k.cu".into(), 7)]);
+        // A call site no `.loc` named (file 9 is not declared): the chain ends there.
+        let last = p.instructions.values().filter(|i| i.opcode.starts_with("ld.global")).nth(1).unwrap();
+        assert!(last.call_sites.is_empty(), "{:?}", last.call_sites);
     }
 }

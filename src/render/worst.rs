@@ -13,6 +13,15 @@ fn who(w: &WorstLine) -> String {
     w.variant.clone().unwrap_or_else(|| crate::results::ranked(&w.kernel, w.rank))
 }
 
+/// `kernels/app.cu:5`, and `(inside sm_32_intrinsics.hpp:302)` where the access was made
+/// inside a library.
+fn place(w: &WorstLine) -> String {
+    match &w.via {
+        Some(v) => format!("{} (inside {v})", w.location),
+        None => w.location.clone(),
+    }
+}
+
 fn numbers(w: &WorstLine) -> String {
     let mut parts = Vec::new();
     if let Some(s) = w.sectors_per_request {
@@ -40,7 +49,8 @@ pub(super) fn terminal(lines: &[&WorstLine], width: Option<usize>) -> String {
             continue;
         }
         seen.push(key);
-        let location = visible(&w.location);
+        let place = place(w);
+        let location = visible(&place);
         let location = match width {
             Some(width) => crate::text::elide_left(&location, width.saturating_sub(8).max(20)),
             None => location.into_owned(),
@@ -63,7 +73,7 @@ pub(super) fn markdown(lines: &[&WorstLine]) -> String {
         out.push_str(&format!(
             "| `{}` | `{}` | {} | {} | {code} |\n",
             esc(&who(w)),
-            esc(&w.location),
+            esc(&place(w)),
             esc(w.op.as_deref().unwrap_or("–")),
             esc(&numbers(w))
         ));
@@ -79,4 +89,34 @@ pub(super) fn markdown(lines: &[&WorstLine]) -> String {
     }
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_access_made_inside_a_library_names_it_beside_the_users_line() {
+        let w = |via: Option<&str>| WorstLine {
+            pattern: None,
+            variant: None,
+            kernel: "k".into(),
+            rank: None,
+            location: "app.cu:5".into(),
+            via: via.map(str::to_string),
+            op: Some("global load".into()),
+            sectors_per_request: Some(4.0),
+            ideal_sectors_per_request: None,
+            excess_sectors: None,
+            excess_share: None,
+            shared_ways: None,
+            code: None,
+            diagnosis: None,
+        };
+        let (moved, plain) = (w(Some("sm_32_intrinsics.hpp:302")), w(None));
+        let text = terminal(&[&moved], None);
+        assert!(text.starts_with("worst line: k: app.cu:5 (inside sm_32_intrinsics.hpp:302) — 4.0"), "{text}");
+        assert!(markdown(&[&moved]).contains("| `app.cu:5 (inside sm_32_intrinsics.hpp:302)` |"));
+        assert!(terminal(&[&plain], None).starts_with("worst line: k: app.cu:5 — "));
+    }
 }

@@ -65,6 +65,7 @@ impl Nvcc {
         what: &str,
     ) -> Result<(), ToolError> {
         let c = self.command(source, arch, output, ["-lineinfo", "-O3"].into_iter().chain(extra.iter().copied()));
+        refuse_shell_words(source, output, extra)?;
         checked(&c, &run_sync(&c, None)?, &format!("`{}` does not compile {what}", source.display()))
     }
 
@@ -81,8 +82,32 @@ impl Nvcc {
         output: &Path,
         extra: &[&str],
     ) -> Result<(), ToolError> {
+        refuse_shell_words(source, output, extra)?;
         let c = self.compile_cmd_with(source, arch, output, extra);
         checked(&c, &run(&c, None).await?, &format!("`{}` does not compile for {arch}", source.display()))
+    }
+}
+
+/// What nvcc would misread. It runs its compilation steps through `sh -c` with every file
+/// name and flag inside double quotes, where `$`, `` ` ``, `"` and `\\` keep a meaning: a source
+/// named `x$(touch P).cu` runs `touch P`. A comma in a file name splits fatbinary's
+/// `key=value` lists. So such a word is refused before nvcc starts, never quoted around.
+fn refuse_shell_words(source: &Path, output: &Path, flags: &[&str]) -> Result<(), ToolError> {
+    const IN_QUOTES: &[char] = &['$', '`', '"', '\\'];
+    let word_is_bad =
+        |w: &str, in_name: bool| w.chars().any(|c| IN_QUOTES.contains(&c) || c.is_control() || (in_name && c == ','));
+    let files = [source, output].into_iter().map(|p| (p.to_string_lossy(), true));
+    let flags = flags.iter().map(|f| (std::borrow::Cow::Borrowed(*f), false));
+    match files.chain(flags).find(|(w, in_name)| word_is_bad(w, *in_name)) {
+        None => Ok(()),
+        Some((word, _)) => Err(ToolError::Refused {
+            message: format!(
+                "nvcc cannot be given `{}`: it passes file names and flags through a shell, where {} would be read as shell syntax",
+                word,
+                "`$`, a backquote, `\"` or `\\`",
+            ),
+            hint: "rename the file (or its folder), or drop the character from the flag; a comma cannot be in a file name either".into(),
+        }),
     }
 }
 
@@ -92,4 +117,23 @@ fn checked(c: &Cmd, out: &super::process::Captured, what: &str) -> Result<(), To
         return Ok(());
     }
     Err(ToolError::failed(what, c, out).with_output(format!("{}{}", out.stdout, out.stderr)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_a_shell_would_read_are_refused_before_nvcc_runs() {
+        let ok = Path::new("dir with space/it's (v2)+.cu");
+        let out = Path::new("/tmp/out");
+        assert!(refuse_shell_words(ok, out, &["-DN=4", "-I/opt/x y"]).is_ok());
+        for bad in ["x$(touch P).cu", "a`id`.cu", "a\"b.cu", "a\\b.cu", "a,b.cu", "a\nb.cu"] {
+            let e = refuse_shell_words(Path::new(bad), out, &[]).expect_err(bad);
+            assert!(matches!(e, ToolError::Refused { .. }), "{bad}: {e}");
+            assert_eq!(e.exit(), crate::exit::Exit::Input);
+        }
+        assert!(refuse_shell_words(ok, out, &["-DX=$(id)"]).is_err(), "a flag too");
+        assert!(refuse_shell_words(ok, out, &["-DLIST=a,b"]).is_ok(), "a comma is fine in a flag");
+    }
 }

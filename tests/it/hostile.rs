@@ -201,3 +201,31 @@ fn hostile_names_in_a_fake_ncu_report_stay_text_in_every_format() {
     let rules = rules(dir.path(), "global_load_sectors_per_request", 4.5);
     every_format(&rep, &rules, &["evil\\n::warning::injected", "\\x1b]0;title\\x07\\x1b[2J"]);
 }
+
+/// A source whose name a shell would read (`$(…)`): nvcc runs its steps through `sh -c` with
+/// file names in double quotes, so it would run the command. coalprof refuses the name before
+/// nvcc starts: one error naming it, exit 3, and the command never runs.
+#[test]
+fn a_source_named_like_shell_code_is_refused_and_never_run() {
+    let tools = crate::util::root().join(".tools");
+    let need = [tools.join("gpgpu-sim/lib/libcudart.so"), tools.join("cuda11/bin/nvcc")];
+    if let Some(p) = need.iter().find(|p| !p.exists()) {
+        crate::util::skipped("a_source_named_like_shell_code", &format!("{} is missing", p.display()));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = "k$(touch PWNED).cu";
+    std::fs::write(dir.path().join(name), "__global__ void k() {}\nint main() { k<<<1, 32>>>(); }\n").unwrap();
+    let out = coalprof()
+        .env("COALPROF_GPGPUSIM", tools.join("gpgpu-sim"))
+        .env("CUDA11_HOME", tools.join("cuda11"))
+        .current_dir(dir.path())
+        .args(["profile", "--backend", "sim", name])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert_eq!(e.matches("error:").count(), 1, "{e}");
+    assert!(e.contains("k$(touch PWNED).cu") && e.contains("shell"), "{e}");
+    assert!(!dir.path().join("PWNED").exists(), "nvcc ran the file name as shell code");
+}

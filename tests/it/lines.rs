@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use coalprof::lines::cubin::base_name;
+use coalprof::lines::frames::is_library;
 use coalprof::parse::source_metrics as names;
 use serde_json::Value;
 
@@ -155,7 +156,7 @@ fn oracle_instructions(launch: &Value) -> BTreeMap<u64, &serde_json::Map<String,
 #[test]
 fn every_instruction_equals_ncu_report() {
     let Some(python) = real_ncu_report("lines: every_instruction_equals_ncu_report") else { return };
-    let (mut compared, mut located, mut with_code) = (0usize, 0usize, 0usize);
+    let (mut compared, mut located, mut with_code, mut moved) = (0usize, 0usize, 0usize, 0usize);
     for stem in WITH_SOURCE_COUNTERS {
         let path = report(stem);
         let oracle = oracle(&python, &path);
@@ -189,13 +190,28 @@ fn every_instruction_equals_ncu_report() {
                 for (field, oracle) in fields {
                     assert_eq!(num(&r[*field]), *oracle, "{stem} launch {i} +{off:#x} {op}: {field}");
                 }
-                let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
+                let mut line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
+                let mut file = e["file"].clone();
+                if !r["via"].is_null() {
+                    // Made inside a library, called from the user's code: ncu names a line of
+                    // the chain (the library's, or the call site's where nvcc wrote it first at
+                    // the address); coalprof the user's call site, the library's line beside it.
+                    let (ours, theirs) = (r["file"].as_str().unwrap(), file.as_str().unwrap());
+                    assert!(!is_library(ours), "{stem} launch {i} +{off:#x}: {ours} is a library's");
+                    assert!(
+                        is_library(theirs) || (theirs, line) == (ours, r["line"].as_u64()),
+                        "{stem} launch {i} +{off:#x}: ncu's {theirs}:{line:?}, ours {ours} via {}",
+                        r["via"]
+                    );
+                    (line, file) = (r["line"].as_u64(), r["file"].clone());
+                    moved += 1;
+                }
                 assert_eq!(r["line"].as_u64(), line, "{stem} launch {i} +{off:#x}: line");
                 if let Some(l) = line {
-                    assert_eq!(r["file"], e["file"], "{stem} launch {i} +{off:#x}: file");
+                    assert_eq!(r["file"], file, "{stem} launch {i} +{off:#x}: file");
                     located += 1;
                     // The code shown is the embedded source's line, where the report embeds it.
-                    let text = e["file"].as_str().and_then(|f| expected["sources"][f].as_str());
+                    let text = file.as_str().and_then(|f| expected["sources"][f].as_str());
                     if let Some(text) = text {
                         let want = text.lines().nth(l as usize - 1).map(str::trim);
                         assert_eq!(r["source"].as_str(), want, "{stem} launch {i} +{off:#x}: source text");
@@ -210,6 +226,8 @@ fn every_instruction_equals_ncu_report() {
         compared > 500 && located > 300 && with_code > 100,
         "compared {compared} instructions, {located} with a line, {with_code} with embedded code"
     );
+    // The CUTLASS report's example kernel makes its accesses inside CUTLASS's headers.
+    assert!(moved > 10, "{moved} instructions were put on the user's line that called a library");
 }
 
 /// The summed fields the per-line test compares.
@@ -254,14 +272,26 @@ fn every_lines_requests_are_its_instructions_executions_and_sum_to_the_kernels()
                 }
             }
         }
+        // An instruction made inside a library and called from the user's code stands on the
+        // user's line (its place checked against ncu's in `every_instruction_equals_ncu_report`).
+        let mut moved: BTreeMap<(u64, u64), (String, u64)> = BTreeMap::new();
+        for r in lines_json(&["--per-launch", "--by", "instruction"], &path)["rows"].as_array().unwrap() {
+            if !r["via"].is_null() {
+                let place = (r["file"].as_str().unwrap().to_string(), r["line"].as_u64().unwrap());
+                moved.insert((r["launch"].as_u64().unwrap(), r["pc_offset"].as_u64().unwrap()), place);
+            }
+        }
         let mut want: BTreeMap<Key, BTreeMap<&str, f64>> = BTreeMap::new();
         let notices = ours["notices"].to_string();
         let mut per_kernel: BTreeMap<String, (f64, f64)> = BTreeMap::new();
         for (i, launch) in oracle["launches"].as_array().unwrap().iter().enumerate() {
             let mut launch_requests = 0.0;
             for (off, e) in oracle_instructions(launch) {
-                let line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
-                let file = line.and(e.get("file").and_then(Value::as_str).map(str::to_string));
+                let mut line = e.get("line").and_then(Value::as_u64).filter(|&l| l > 0);
+                let mut file = line.and(e.get("file").and_then(Value::as_str).map(str::to_string));
+                if let Some((f, l)) = moved.get(&(i as u64, off)) {
+                    (file, line) = (Some(f.clone()), Some(*l));
+                }
                 for (op, fields) in expected_parts(e, has_access(launch)) {
                     let w =
                         want.entry((i as u64, file.clone(), line.or(Some(off + (1 << 40))), op.clone())).or_default();
@@ -526,4 +556,67 @@ fn numbers_a_report_lacks_are_null_not_zero() {
         // 100 threads in 32-lane warps: at most the width's 4 sectors per request, no waste.
         assert!(spr <= 4.0 && r["diagnosis"].is_null(), "{r}");
     }
+}
+
+/// The CUTLASS report's example kernel (`examples/13_two_tensor_op_fusion`, the user's code)
+/// makes its accesses inside CUTLASS's headers (`cp_async`, `ldmatrix`): each stands on the
+/// example's line that called them, with the header's line beside it (`via`) in the JSON, the
+/// CSV and the gate's rows; the library's own GEMM kernel, with no
+/// frame of the user's, stays on the header's lines.
+#[test]
+fn accesses_inside_library_headers_stand_on_the_users_line_with_the_header_beside() {
+    let path = report("panjd123-cutlass_report80_2024.1.1");
+    let ours = lines_json(&[], &path);
+    let rows = ours["rows"].as_array().unwrap();
+    let moved: Vec<&Value> = rows.iter().filter(|r| !r["via"].is_null()).collect();
+    assert!(!moved.is_empty(), "no row was made inside a library");
+    for r in &moved {
+        let file = r["file"].as_str().unwrap();
+        assert!(!is_library(file) && file.contains("/examples/"), "{file}");
+        for place in r["via"].as_str().unwrap().split(", ") {
+            let (f, line) = place.rsplit_once(':').unwrap();
+            assert!(is_library(f) && f.contains("/include/cutlass/"), "{place}");
+            assert!(line.parse::<u32>().unwrap() > 0, "{place}");
+        }
+    }
+    assert!(moved.iter().all(|r| r["kernel"].as_str().unwrap().contains("B2bGemm")));
+    let gemm: Vec<&Value> = rows.iter().filter(|r| !r["kernel"].as_str().unwrap().contains("B2bGemm")).collect();
+    assert!(!gemm.is_empty() && gemm.iter().all(|r| r["via"].is_null() && is_library(r["file"].as_str().unwrap())));
+
+    // The CSV says the same in its `via` column.
+    let csv_text = coalprof().args(["--format", "csv", "lines", "--top", "0"]).arg(&path).ok_stdout();
+    let mut reader = csv::Reader::from_reader(csv_text.as_slice());
+    let via = reader.headers().unwrap().iter().position(|h| h == "via").expect("a via column");
+    let vias: Vec<String> = reader.records().map(|r| r.unwrap()[via].to_string()).filter(|v| !v.is_empty()).collect();
+    let want: Vec<String> = moved.iter().map(|r| r["via"].as_str().unwrap().to_string()).collect();
+    assert_eq!(vias, want);
+
+    // The markdown review and the page say it beside the user's line.
+    let first = moved[0]["via"].as_str().unwrap().split(", ").next().unwrap().rsplit('/').next().unwrap();
+    let markdown =
+        String::from_utf8(coalprof().args(["--format", "markdown", "lines"]).arg(&path).ok_stdout()).unwrap();
+    assert!(markdown.contains(&format!("made inside {first}, counted on the line that called it")), "{markdown}");
+    let page = String::from_utf8(coalprof().args(["--format", "html", "lines"]).arg(&path).ok_stdout()).unwrap();
+    assert!(page.contains(&format!("(made inside <code>{first}</code>)")), "the page's worst line names {first}");
+
+    // The gate's line rows are the same lines (so an annotation lands on the user's code), and
+    // say where in the library the access was made.
+    let check = json(&coalprof().args(["--format", "json", "check"]).arg(&path).output().unwrap().stdout);
+    let checks = check["checks"].as_array().unwrap();
+    // (The gate checks the worst lines of each kernel, not all.)
+    let mut checked = 0;
+    for r in &moved {
+        let place = format!("{}:{} ({})", r["file"].as_str().unwrap(), r["line"], r["op"].as_str().unwrap());
+        let Some(c) = checks.iter().find(|c| c["row"].as_str().unwrap().ends_with(&place)) else { continue };
+        checked += 1;
+        let via = r["via"].as_str().unwrap().split(", ").map(|p| p.rsplit('/').next().unwrap()).collect::<Vec<_>>();
+        let note = format!("row note: made inside {}, counted on the line that called it", via.join(", "));
+        assert!(c["details"].as_str().unwrap().contains(&note), "{note}: {c:#}");
+    }
+    assert!(checked > 0, "the gate checked none of the rows made inside a library");
+    assert!(
+        checks.iter().all(|c| !c["row"].as_str().unwrap().contains("B2bGemm")
+            || !c["row"].as_str().unwrap().contains("/include/cutlass/")),
+        "a gate row of the example kernel stands on a CUTLASS header"
+    );
 }

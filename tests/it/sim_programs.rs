@@ -175,6 +175,19 @@ fn cub_block_and_device_reductions_run_and_count_as_their_layouts_give() {
     assert_eq!(metric(k, "shared_load_instructions"), Some((tiles * (warps(threads) - 1)) as f64));
     let out = p.line("STORE_OUT", "global store");
     assert_eq!((out["requests"].as_u64(), out["sectors"].as_u64()), (Some(tiles), Some(tiles)));
+    // The accesses CUB makes, however deep inside it, stand on the lines of ours that called
+    // it, CUB's line beside them: every load of the tile on the `Load` call, the reduction's
+    // shared stores and loads on the `Sum` call.
+    let load = p.line("LOAD_TILE", "global load");
+    assert_eq!(
+        (load["requests"].as_u64(), load["sectors"].as_u64()),
+        (Some(requests), Some(requests * sectors(32 * 16)))
+    );
+    assert!(load["via"].as_str().is_some_and(|v| v.contains("/cub/")), "{load}");
+    for op in ["shared store", "shared load"] {
+        let r = p.line("REDUCE", op);
+        assert!(r["via"].as_str().is_some_and(|v| v.contains("/cub/")), "{op}: {r}");
+    }
     // DeviceReduce::Sum over the 16 tile sums: one kernel, 16 ints read = 64 bytes = 2 sectors.
     let device = p.kernel("void cub::");
     assert!(device["kernel"].as_str().unwrap().contains("DeviceReduceSingleTileKernel"), "{device}");
@@ -244,6 +257,19 @@ fn streaming_intrinsics_and_float4_accesses_count_as_their_widths() {
     for m in ["global_load", "global_store"] {
         assert_eq!(metric(k, &format!("{m}_requests")), Some(warps(n) as f64), "{m}");
         assert_eq!(metric(k, &format!("{m}_sectors")), Some(sectors(n * 4) as f64), "{m}");
+    }
+    // Made inside CUDA's `sm_32_intrinsics.hpp`, they stand on the lines that called them,
+    // with the intrinsic's own line (its definition, found in the toolkit's header) beside.
+    let header = std::fs::read_to_string(root().join(".tools/cuda11/include/sm_32_intrinsics.hpp")).unwrap();
+    let defined = |needle: &str| header.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    for (marker, op, definition) in [
+        ("LDCS", "global load", "float __ldcs(const float *ptr)"),
+        ("STCS", "global store", "void __stcs(float *ptr, float value)"),
+    ] {
+        let r = p.line(marker, op);
+        assert_eq!((r["requests"].as_u64(), r["sectors"].as_u64()), (Some(warps(n)), Some(sectors(n * 4))), "{marker}");
+        let via = format!("/include/sm_32_intrinsics.hpp:{}", defined(definition));
+        assert!(r["via"].as_str().is_some_and(|v| v.ends_with(&via)), "{marker}: {} is not …{via}", r["via"]);
     }
     // float4: n/4 threads, each warp request 32 × 16 bytes = 16 sectors, on the user's lines.
     let threads = n / 4;

@@ -8,7 +8,7 @@ pub(crate) use super::heat::Context;
 use super::{anchor, num, page};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
-use crate::render::lines::{kernels, location, LinesExporter, COLUMNS};
+use crate::render::lines::{kernels, location, via, LinesExporter, COLUMNS};
 use crate::render::Style;
 
 /// The lines page, with the code around each line from `context`.
@@ -31,7 +31,11 @@ impl LinesExporter for Lines {
                     h2 title=(title) { code { (heading(title, rows[0])) } }
                     @if rows[0].kernel.len() > 60 { details.name { summary { "full name" } code { (rows[0].kernel) } } }
                     @if let Some(w) = rows.first() {
-                        p { "Worst: " code { (location(w)) } @if let Some(d) = &w.diagnosis { " — " (d) } }
+                        p {
+                            "Worst: " code { (location(w)) }
+                            @if let Some(v) = via(w) { " (made inside " code { (v) } ")" }
+                            @if let Some(d) = &w.diagnosis { " — " (d) }
+                        }
                     }
                     h3 { "Source heat view" }
                     (heat(rows, &self.context))
@@ -55,7 +59,7 @@ fn rows_table(rows: &[&LineRow]) -> maud::Markup {
                 @for (i, r) in rows.iter().enumerate() {
                     tr {
                         (num(Some((i + 1) as f64), &(i + 1).to_string(), None))
-                        td { code { (location(r)) } }
+                        td { code { (location(r)) } @if let Some(v) = via(r) { br; small.via { "inside " code { (v) } } } }
                         @for (_, f) in COLUMNS { td.n { (f(r).unwrap_or_else(|| "–".into())) } }
                         td.src { code { (crate::render::lines::code(r)) } }
                     }

@@ -116,7 +116,7 @@ fn worst_lines(lines: &[&WorstLine]) -> Markup {
                     @let share = super::heat::heat_of(w.excess_share, w.shared_ways);
                     tr.hot style={ "--share:" (format!("{share:.3}")) } data-location=(w.location) {
                         td { code { (w.variant.clone().unwrap_or_else(|| crate::results::ranked(&w.kernel, w.rank))) } }
-                        td { code { (w.location) } }
+                        td { code { (w.location) } @if let Some(v) = &w.via { br; small.via { "inside " code { (v) } } } }
                         td { (w.op.as_deref().unwrap_or("–")) }
                         (num(w.sectors_per_request, &ratio_of(w.sectors_per_request, w.ideal_sectors_per_request), None))
                         (num(w.excess_sectors, &w.excess_sectors.map_or("–".into(), count), None))

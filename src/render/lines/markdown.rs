@@ -1,7 +1,7 @@
 //! Markdown of `lines`, for a review: per kernel, its worst lines with their code and diagnosis.
 //! Pipes and backticks in code and names are escaped so they cannot break the table.
 
-use super::{code, kernels, location, LinesExporter, COLUMNS};
+use super::{code, kernels, location, via_note, LinesExporter, COLUMNS};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 use crate::render::Style;
@@ -49,7 +49,10 @@ pub(crate) fn worst_lines(rows: &[&LineRow]) -> String {
             escape(r.diagnosis.as_deref().unwrap_or_default())
         ));
     }
-    if rows.iter().any(|r| r.diagnosis.is_some()) {
+    for (r, note) in rows.iter().filter_map(|r| Some((r, via_note(r)?))) {
+        out.push_str(&format!("- `{}`: {}\n", escape(&location(r)), escape(&note)));
+    }
+    if rows.iter().any(|r| r.diagnosis.is_some() || !r.via.is_empty()) {
         out.push('\n');
     }
     out

@@ -56,6 +56,17 @@ pub(crate) fn location(r: &LineRow) -> String {
     }
 }
 
+/// Where a row's accesses were made inside a library, when it stands on the user's line that
+/// called it: `sm_32_intrinsics.hpp:302` (file names only; several joined by `, `).
+pub(crate) fn via(r: &LineRow) -> Option<String> {
+    crate::lines::gate::via(r)
+}
+
+/// The note beside a row whose accesses were made inside a library.
+pub(crate) fn via_note(r: &LineRow) -> Option<String> {
+    Some(format!("made inside {}, counted on the line that called it", via(r)?))
+}
+
 /// A column: its header and its cell text ("–" where the report has no number).
 pub(crate) type ColumnDef = (&'static str, fn(&LineRow) -> Option<String>);
 

@@ -102,8 +102,9 @@ fn result(r: &LineRow, level: Level) -> Value {
         }
     }
     let op = r.op.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
+    let inside = crate::render::lines::via(r).map(|v| format!(" (made inside {v}, called here)")).unwrap_or_default();
     let text = format!(
-        "{}{op}: {}. {}. Fix: {}",
+        "{}{op}{inside}: {}. {}. Fix: {}",
         r.kernel,
         numbers.join("; "),
         r.diagnosis.as_deref().unwrap_or(waste.title()),
@@ -131,7 +132,7 @@ fn result(r: &LineRow, level: Level) -> Value {
         }}),
         None => json!({ "logicalLocations": logical }),
     };
-    json!({
+    let mut result = json!({
         "ruleId": waste.id(),
         "ruleIndex": index,
         "level": level(r),
@@ -147,7 +148,26 @@ fn result(r: &LineRow, level: Level) -> Value {
             "shared_wavefronts": r.shared_wavefronts,
             "shared_ideal_wavefronts": r.shared_ideal_wavefronts
         }
-    })
+    });
+    // An access made inside a library (a CUDA header, CUB, CUTLASS) stands on the user's line
+    // that called it; where in the library it was made is a related location.
+    if !r.via.is_empty() {
+        let related: Vec<Value> = (r.via.iter().enumerate())
+            .map(|(i, (file, line))| {
+                json!({
+                    "id": i + 1,
+                    "physicalLocation": {
+                        "artifactLocation": { "uri": file_uri(file) },
+                        "region": { "startLine": line }
+                    },
+                    "message": { "text": "where the access is made, inside a library the result's line calls" }
+                })
+            })
+            .collect();
+        result["relatedLocations"] = Value::Array(related);
+        result["properties"]["via"] = json!(crate::lines::aggregate::via_text(&r.via));
+    }
+    result
 }
 
 /// An absolute path the checkout does not hold, as a `file://` URI (GitHub rewrites those
@@ -213,5 +233,24 @@ mod tests {
         let mut edited = row(Some(7), Some("kernels/k.cu"));
         edited.source = Some("x = a[i];".into());
         assert_ne!(at7, print(edited));
+    }
+
+    #[test]
+    fn an_access_made_inside_a_library_names_the_library_line_as_a_related_location() {
+        let header = "/usr/local/cuda/include/sm_32_intrinsics.hpp";
+        let moved = LineRow { via: vec![(header.into(), 302)], ..row(Some(5), Some("src/k.cu")) };
+        let log = sarif(&report(vec![moved, row(Some(9), Some("src/k.cu"))]), &|_| "warning");
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        let on = |line: u64| {
+            results.iter().find(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"] == line).unwrap()
+        };
+        let (moved, plain) = (on(5), on(9));
+        assert_eq!(moved["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "src/k.cu");
+        let related = &moved["relatedLocations"][0]["physicalLocation"];
+        assert_eq!(related["artifactLocation"]["uri"], "file:///usr/local/cuda/include/sm_32_intrinsics.hpp");
+        assert_eq!(related["region"]["startLine"], 302);
+        assert_eq!(moved["properties"]["via"], format!("{header}:302"));
+        assert!(moved["message"]["text"].as_str().unwrap().contains("made inside sm_32_intrinsics.hpp:302"));
+        assert!(plain.get("relatedLocations").is_none() && plain["properties"].get("via").is_none(), "{plain:#}");
     }
 }

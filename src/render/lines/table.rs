@@ -2,7 +2,7 @@
 //! under it. Locations are shown relative to the sources' common folder (said once above the
 //! tables), so the file name and line stay whole within the width; the counts give way first.
 
-use super::{code, kernels, location, LinesExporter, COLUMNS};
+use super::{code, kernels, location, via_note, LinesExporter, COLUMNS};
 use crate::error::Result;
 use crate::lines::{LineReport, LineRow};
 use crate::render::fit::{self, Col, Cut};
@@ -63,6 +63,9 @@ impl LinesExporter for Table {
             for r in rows.iter().filter(|r| r.diagnosis.is_some()) {
                 let diagnosis = visible(r.diagnosis.as_deref().unwrap_or_default());
                 out.push_str(&wrap(&format!("{}: {diagnosis}", shown(r)), width, "  ", "    "));
+            }
+            for (r, note) in rows.iter().filter_map(|r| Some((r, via_note(r)?))) {
+                out.push_str(&wrap(&format!("{}: {}", shown(r), visible(&note)), width, "  ", "    "));
             }
         }
         if report.rows.is_empty() {

@@ -17,8 +17,8 @@ __global__ void tile_sums(const int *in, int *out) {
   __shared__ typename Reduce::TempStorage reduce_storage;
 
   int items[kItems];
-  Load().Load(in + blockIdx.x * kTile, items);
-  int sum = Reduce(reduce_storage).Sum(items);
+  Load().Load(in + blockIdx.x * kTile, items);  // LOAD_TILE
+  int sum = Reduce(reduce_storage).Sum(items);   // REDUCE
   if (threadIdx.x == 0) {
     out[blockIdx.x] = sum;  // STORE_OUT
   }
