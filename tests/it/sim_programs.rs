@@ -1,7 +1,8 @@
 //! `profile --backend sim FILE.cu` on CUDA programs written the way people write them
 //! (`tests/programs/sim/`: cooperative groups, CUB, Thrust, the profiler API and device
 //! queries, libcu++ atomics with memory orders, streaming intrinsics and float4, hundreds of
-//! template instantiations): each compiles with the tool home's CUDA 11.8 and its C++
+//! template instantiations, bf16 layernorm and GELU kernels in the style of LLM training code,
+//! packed half2 arithmetic): each compiles with the tool home's CUDA 11.8 and its C++
 //! libraries, runs in GPGPU-Sim from a folder of its own, checks its own results against the
 //! host (a wrong simulation exits 1, and `profile` with it), and its per-line counters equal
 //! what the address arithmetic in its source gives, derived here. And a program using what
@@ -305,6 +306,123 @@ fn a_file_with_216_template_instantiations_parses_and_its_launches_count() {
     assert_eq!(p.line_of("// GATHER"), p.lines["rows"][0]["line"].as_u64().unwrap());
 }
 
+#[test]
+fn bf16_layernorm_and_gelu_in_llm_style_run_and_their_128_bit_accesses_count() {
+    let Some(p) = profile("bf16_layernorm_and_gelu_in_llm_style", "llm_bf16") else { return };
+    // How sm_70 code widens a bf16 (`__bfloat162float`): a literal inside a vector operand.
+    assert!(p.ptx().contains("{0,%rs"), "no `mov.b32 %f, {{0,%rs}}` in the PTX");
+    // rows = 64 rows of C = 512 bf16, one warp a row. Each lane moves 8 bf16 = 16 bytes
+    // through an int4, and the 32 lanes of a warp take consecutive 16-byte chunks: one
+    // request covers 32 × 16 = 512 contiguous bytes, 2 lanes a 32-byte sector, 16 sectors
+    // (the ideal for 128-bit accesses). A row is C × 2 = 1024 bytes: C / 256 = 2 requests a
+    // warp and row.
+    let (rows, c) = (64u64, 512u64);
+    let per_row = c / (32 * 8);
+    let chunk = sectors(32 * 16);
+    for marker in ["LN_LOAD_X", "LN_LOAD_W", "LN_LOAD_B"] {
+        let r = p.line(marker, "global load");
+        assert_eq!(
+            (r["requests"].as_u64(), r["sectors"].as_u64(), r["access_bytes"].as_u64()),
+            (Some(rows * per_row), Some(rows * per_row * chunk), Some(16)),
+            "{marker}"
+        );
+    }
+    let out = p.line("LN_STORE_OUT", "global store");
+    assert_eq!(
+        (out["requests"].as_u64(), out["sectors"].as_u64(), out["access_bytes"].as_u64()),
+        (Some(rows * per_row), Some(sectors(rows * c * 2)), Some(16))
+    );
+    // Lane 0 of each row's warp stores its mean and rstd: one 4-byte store, one sector.
+    for marker in ["LN_STORE_MEAN", "LN_STORE_RSTD"] {
+        let r = p.line(marker, "global store");
+        assert_eq!(
+            (r["requests"].as_u64(), r["sectors"].as_u64(), r["active_lanes"].as_f64()),
+            (Some(rows), Some(rows), Some(1.0)),
+            "{marker}"
+        );
+    }
+    // GELU: n = rows × C elements, 8 a thread, so n / 8 threads in warps of 32 consecutive
+    // 16-byte chunks: 16 sectors a request, loads and stores.
+    let n = rows * c;
+    for (marker, op) in [("GELU_LOAD", "global load"), ("GELU_STORE", "global store")] {
+        let r = p.line(marker, op);
+        assert_eq!(
+            (r["requests"].as_u64(), r["sectors"].as_u64()),
+            (Some(warps(n / 8)), Some(warps(n / 8) * chunk)),
+            "{marker}"
+        );
+    }
+}
+
+#[test]
+fn half2_arithmetic_computes_both_lanes_and_rounds_to_nearest_even() {
+    let Some(p) = profile("half2_arithmetic_computes_both_lanes", "half2_arith") else { return };
+    // The program exits 1 on any wrong lane; these are the instructions it checks.
+    let ptx = p.ptx();
+    for op in ["add.f16x2", "sub.f16x2", "mul.f16x2", "fma.rn.f16x2", "neg.f16x2", "set.gt.f16x2.f16x2", "setp.lt.f16"]
+    {
+        assert!(ptx.contains(op), "no {op} in the PTX");
+    }
+    // n = 4096 __half2 of 4 bytes: a warp's request is 128 contiguous bytes, 4 sectors.
+    let n = 4096u64;
+    for (marker, op) in [("LOAD_A", "global load"), ("STORE_SUM", "global store")] {
+        let r = p.line(marker, op);
+        assert_eq!((r["requests"].as_u64(), r["sectors"].as_u64()), (Some(warps(n)), Some(sectors(n * 4))), "{marker}");
+    }
+}
+
+/// sm_80's bf16 PTX (`fma.rn.bf16`, `fma.rn.bf16x2`, `cvt.rn.bf16.f32`, `cvt.rn.bf16x2.f32`, and
+/// as inline PTX `cvt.f32.bf16`, `min`/`neg`/`abs.bf16`, `max.bf16x2`, `cvt.rn.f16x2.f32`), in
+/// a program built for compute_80 by hand and run as `profile --backend sim -- ./app`: it parses,
+/// and computes what the host does (the program checks every lane).
+#[test]
+fn bf16_arithmetic_of_sm_80_ptx_runs_in_the_simulator() {
+    let Some(tools) = tools("bf16_arithmetic_of_sm_80_ptx") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(root().join("tests/programs/sim/bf16_sm80.cu")).unwrap();
+    std::fs::write(dir.path().join("bf16_sm80.cu"), &source).unwrap();
+    let built = std::process::Command::new(tools.join("cuda11/bin/nvcc"))
+        .current_dir(dir.path())
+        .args(["-ccbin", "g++-11", "-gencode", "arch=compute_80,code=compute_80", "-O3", "-lineinfo"])
+        .args(["-cudart", "shared", "bf16_sm80.cu", "-o", "bf16_sm80"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let out = coalprof()
+        .env("COALPROF_GPGPUSIM", tools.join("gpgpu-sim"))
+        .env("CUDA11_HOME", tools.join("cuda11"))
+        .current_dir(dir.path())
+        .args(["--format", "json", "profile", "--backend", "sim", "--", "./bf16_sm80"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = only_run(dir.path());
+    let lines = json(&coalprof().current_dir(dir.path()).args(["--format", "json", "lines"]).arg(&run).ok_stdout());
+    let p = Profiled { results: json(&out.stdout), lines, source, run, _dir: dir };
+    let ptx = p.ptx();
+    for op in [
+        "fma.rn.bf16 ",
+        "fma.rn.bf16x2 ",
+        "cvt.rn.bf16.f32 ",
+        "cvt.rn.bf16x2.f32 ",
+        "cvt.f32.bf16 ",
+        "cvt.rz.bf16.f32 ",
+        "min.bf16 ",
+        "neg.bf16 ",
+        "abs.bf16 ",
+        "max.bf16x2 ",
+        "cvt.rn.f16x2.f32 ",
+    ] {
+        assert!(ptx.contains(op), "no {op} in the PTX");
+    }
+    // One warp stores 32 bf16 (64 bytes, 2 sectors) a line, and 32 bf16x2 (128 bytes, 4).
+    let add = p.line("// fma.rn.bf16 with 1.0", "global store");
+    assert_eq!((add["requests"].as_u64(), add["sectors"].as_u64()), (Some(1), Some(sectors(32 * 2))));
+    let pair = p.line("pairs[i] = p;", "global store");
+    assert_eq!((pair["requests"].as_u64(), pair["sectors"].as_u64()), (Some(1), Some(sectors(32 * 4))));
+    assert_eq!(p.kernel("bf16_ops(")["launches"].as_u64(), Some(1));
+}
+
 /// A program using what the simulator cannot do, in `dir`: `profile --backend sim` on it.
 fn profile_unsupported(tools: &Path, dir: &Path, file: &str, text: &str) -> std::process::Output {
     std::fs::write(dir.join(file), text).unwrap();
@@ -341,30 +459,37 @@ int main() { stage<<<1, 32>>>(nullptr, nullptr); return cudaDeviceSynchronize() 
     assert_eq!(e.matches("error:").count(), 1, "{e}");
 }
 
-/// bf16 as sm_70 code converts it (`mov.b32 %f, {0, %rs}`, a literal inside a vector operand)
-/// does not parse in GPGPU-Sim yet: one error naming the PTX line, exit 3, no results, and
-/// the run folder keeps the simulator's log.
+/// Volta's warp-level matrix multiply (`mma.sync.aligned.m8n8k4`, which ptxas accepts for
+/// sm_70) is beyond GPGPU-Sim's PTX parser: one error naming the PTX line, exit 3, no
+/// results, and the run folder keeps the simulator's log.
 #[test]
-fn unsupported_bf16_conversion_exits_3_naming_the_ptx_and_keeps_the_log() {
-    let Some(tools) = tools("unsupported_bf16_conversion_exits_3") else { return };
+fn unsupported_mma_sync_exits_3_naming_the_ptx_and_keeps_the_log() {
+    let Some(tools) = tools("unsupported_mma_sync_exits_3") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let text = r#"#include <cuda_bf16.h>
-__global__ void widen(const __nv_bfloat16 *in, float *out) {
-  out[threadIdx.x] = __bfloat162float(in[threadIdx.x]);
+    let text = r#"__global__ void tile_mma(const unsigned *a, const unsigned *b, float *d) {
+  float c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  unsigned x0 = a[2 * threadIdx.x], x1 = a[2 * threadIdx.x + 1], y0 = b[2 * threadIdx.x], y1 = b[2 * threadIdx.x + 1];
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%0,%1,%2,%3,%4,%5,%6,%7};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]), "+f"(c[4]), "+f"(c[5]), "+f"(c[6]), "+f"(c[7])
+               : "r"(x0), "r"(x1), "r"(y0), "r"(y1));
+  for (int i = 0; i < 8; ++i) d[threadIdx.x * 8 + i] = c[i];
 }
 int main() {
-  __nv_bfloat16 *in; float *out;
-  cudaMalloc(&in, 64); cudaMalloc(&out, 128);
-  widen<<<1, 32>>>(in, out);
+  unsigned *a, *b; float *d;
+  cudaMalloc(&a, 256); cudaMalloc(&b, 256); cudaMalloc(&d, 1024);
+  tile_mma<<<1, 32>>>(a, b, d);
   return cudaDeviceSynchronize() != cudaSuccess;
 }
 "#;
-    let out = profile_unsupported(&tools, dir.path(), "widen.cu", text);
+    let out = profile_unsupported(&tools, dir.path(), "tile_mma.cu", text);
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
-    assert!(e.contains("GPGPU-Sim rejected") && e.contains("mov.b32 %f1, {0,%rs1}"), "{e}");
     assert!(
-        e.contains("in kernel `widen(const __nv_bfloat16 *, float *)`, near widen.cu:3"),
+        e.contains("GPGPU-Sim rejected") && e.contains("the PTX `mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 "),
+        "{e}"
+    );
+    assert!(
+        e.contains("in kernel `tile_mma(const unsigned int *, const unsigned int *, float *)`, near tile_mma.cu:4"),
         "the kernel and line: {e}"
     );
     assert!(e.contains("Syntax error"), "the simulator's own words beneath: {e}");
