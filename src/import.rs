@@ -94,7 +94,7 @@ pub(crate) struct Opened {
 pub(crate) enum Content {
     /// The native reader's stream (the caller chooses what it keeps of each launch); boxed, as
     /// it is the larger by far of the two.
-    Native(Box<ncu_rep::Launches>),
+    Native(Box<ncu_rep::LaunchStream>),
     /// `ncu --import R --csv --page raw --print-units base`'s text, and the ncu that wrote it.
     Csv { text: String, ncu: Ncu },
 }

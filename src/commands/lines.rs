@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::lines::aggregate::Sass;
+use crate::lines::aggregate::SassByOffset;
 use crate::lines::source::Sources;
 use crate::render::html::Context;
 use crate::render::lines::LinesExporter;
@@ -148,7 +148,7 @@ impl Disassembly {
         Disassembly { nvdisasm, cache: common.cache.join("sass"), notice }
     }
 
-    fn sass(&mut self, cubin: &[u8]) -> Option<Sass> {
+    fn sass(&mut self, cubin: &[u8]) -> Option<SassByOffset> {
         let nvdisasm = self.nvdisasm.as_ref()?;
         let result = self.listing(nvdisasm, cubin).map(|l| nvdisasm::parse(&l)).map_err(|e| e.to_string());
         match result {

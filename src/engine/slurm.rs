@@ -22,14 +22,14 @@ use crate::results::{Placement, Row};
 use crate::settings::{Common, RunSettings, SlurmSettings};
 use crate::store::RunDir;
 use crate::tools::process::shell_quote;
-use crate::tools::slurm::{Job, Slurm as Tools};
+use crate::tools::slurm::{Job, Slurm};
 use crate::tools::ToolError;
 
 /// Slurm's jobs, one slot per task.
-pub(crate) struct Slurm<'a> {
+pub(crate) struct SlurmExecutor<'a> {
     s: &'a RunSettings,
     slurm: &'a SlurmSettings,
-    tools: Tools,
+    tools: Slurm,
     tasks: usize,
     board: Mutex<Board>,
 }
@@ -59,14 +59,14 @@ pub(crate) fn prepare<'a>(
     s: &'a RunSettings,
     slurm: &'a SlurmSettings,
     tasks: usize,
-) -> Result<(Slurm<'a>, Record)> {
+) -> Result<(SlurmExecutor<'a>, Record)> {
     let sbatch = common.tools.sbatch().map_err(|e| Error::unavailable(e.to_string(), e.hint().unwrap_or_default()))?;
-    let tools = Tools { bin: sbatch.path.parent().unwrap_or(Path::new("/")).to_path_buf() };
+    let tools = Slurm { bin: sbatch.path.parent().unwrap_or(Path::new("/")).to_path_buf() };
     let record = Record::new(s.backend, common, s);
-    Ok((Slurm { s, slurm, tools, tasks, board: Mutex::new(Board::default()) }, record))
+    Ok((SlurmExecutor { s, slurm, tools, tasks, board: Mutex::new(Board::default()) }, record))
 }
 
-impl Executor for Slurm<'_> {
+impl Executor for SlurmExecutor<'_> {
     fn slots(&self) -> usize {
         self.tasks
     }
@@ -127,7 +127,7 @@ impl Executor for Slurm<'_> {
     }
 }
 
-impl Slurm<'_> {
+impl SlurmExecutor<'_> {
     /// Write the task's settings and batch script, and submit it.
     fn submit(&self, run: &Path, task: &Task, name: &str) -> Result<u64> {
         let settings = run.join("slurm").join(format!("{name}.json"));

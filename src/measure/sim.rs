@@ -23,7 +23,7 @@ use crate::frame::{Derivation, MeasuredBy};
 use crate::metrics::Catalogue;
 use crate::model::ModelSettings;
 use crate::parse::gpgpusim::SimRun;
-use crate::parse::gpgpusim::{Access, Direction, PtxInstruction, Space};
+use crate::parse::gpgpusim::{Access, LoadOrStore, PtxInstruction, Space};
 use crate::parse::{LaunchRecord, Value};
 use crate::patterns::{sim_variants, Pattern, Sizing};
 use crate::results::{Row, Source};
@@ -35,7 +35,7 @@ use crate::tools::ToolError;
 const HARNESS_PREFIX: &str = "coalprof_init_";
 
 /// The raw counters (`metrics.toml` keys) the simulator gives a kernel, each where the kernel
-/// made such an access ([`Counters::add_line`]): every other one (L2 and DRAM traffic, time)
+/// made such an access ([`KernelCounters::add_line`]): every other one (L2 and DRAM traffic, time)
 /// it never measures, which is said once as such, not as missing from the input.
 pub(crate) const MEASURES: &[&str] = &[
     "global_load_requests",
@@ -253,11 +253,11 @@ impl serde::Serialize for EntryOut<'_> {
 
 /// The raw counters of one kernel, summed over its PTX lines, under `metrics.toml`'s keys.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Counters {
+pub(crate) struct KernelCounters {
     pub values: BTreeMap<&'static str, f64>,
 }
 
-impl Counters {
+impl KernelCounters {
     fn add(&mut self, key: &'static str, v: f64) {
         *self.values.entry(key).or_default() += v;
     }
@@ -267,16 +267,16 @@ impl Counters {
         let bytes = f64::from(a.bytes);
         match (a.space, a.direction) {
             (Space::Global, dir) if st.global_warps > 0 => {
-                let p = if dir == Direction::Load { "global_load" } else { "global_store" };
+                let p = if dir == LoadOrStore::Load { "global_load" } else { "global_store" };
                 self.add(key(p, "requests"), st.global_warps as f64);
                 self.add(key(p, "sectors"), st.global_sectors as f64);
-                if dir == Direction::Load {
+                if dir == LoadOrStore::Load {
                     self.add("global_load_instructions", st.global_warps as f64);
                     self.add("global_load_bytes_requested", st.executions as f64 * bytes);
                 }
             }
             (Space::Shared, dir) if st.shared_warps > 0 => {
-                let p = if dir == Direction::Load { "shared_load" } else { "shared_store" };
+                let p = if dir == LoadOrStore::Load { "shared_load" } else { "shared_store" };
                 // Conflict-free: ceil(active lanes × bytes / 128) per instruction, at least one.
                 let ideal = (st.shared_warps as f64).max((st.executions as f64 * bytes / 128.0).ceil());
                 self.add(key(p, "instructions"), st.shared_warps as f64);
@@ -368,8 +368,8 @@ pub(crate) fn instruction<'a>(run: &'a SimRun, file: &str, line: u32) -> Option<
 
 /// Each kernel's counters (by the PTX's name), harness kernels left out. Lines of device
 /// functions that were not inlined belong to no kernel: they are logged and left out.
-pub(crate) fn kernel_counters(run: &SimRun) -> BTreeMap<String, Counters> {
-    let mut out: BTreeMap<String, Counters> = BTreeMap::new();
+pub(crate) fn kernel_counters(run: &SimRun) -> BTreeMap<String, KernelCounters> {
+    let mut out: BTreeMap<String, KernelCounters> = BTreeMap::new();
     let mut orphans = 0u64;
     for st in &run.stats {
         let Some(inst) = instruction(run, &st.ptx_file, st.ptx_line) else {
@@ -503,10 +503,10 @@ pub(crate) fn simulate_program(
     let opts = crate::lines::Options { kernel: p.kernel.cloned(), ..Default::default() };
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
     let mut results = crate::results::Results::new(crate::results::Provenance::new(crate::results::Backend::Sim), rows);
-    crate::lines::gate::fill_kernel_metrics(&mut results, &lines, catalogue, false)?;
+    crate::lines::gate_rows::fill_kernel_metrics(&mut results, &lines, catalogue, false)?;
     let opts = crate::lines::Options { top: Some(3), ..opts };
     let lines = crate::lines::sim::build(sim_kernels(&run, &names), &opts, catalogue, &mut sources)?;
-    let worst_lines = crate::lines::gate::worst_lines(&lines, &|_| (None, None));
+    let worst_lines = crate::lines::gate_rows::worst_lines(&lines, &|_| (None, None));
     Ok(ProgramRun { rows: results.rows, notices, worst_lines, seconds: run.elapsed.as_secs_f64() })
 }
 

@@ -13,7 +13,7 @@ pub use catalogue::{parse_size, sim_variants, variants, SizeError, Sizing};
 #[cfg(test)]
 pub(crate) use spec::Dtype;
 pub(crate) use spec::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
-pub use spec::{Launch, Variant};
+pub use spec::{LaunchShape, Variant};
 pub(crate) use spec::{ATTENTION_HEAD_DIM, ATTENTION_TILE, SOFTMAX_BLOCK};
 
 use std::fmt;
