@@ -60,7 +60,8 @@ pub(crate) fn kind(path: &Path) -> Result<Kind> {
 }
 
 /// How `.ncu-rep` reports are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RepReader {
     /// coalprof's own reader; `ncu --import` only for a format version it does not know.
     #[default]

@@ -25,7 +25,7 @@ const KV_HEADS: u64 = 8;
 const EMBEDDING_DIM: u64 = 64;
 
 /// How big the pattern's main array is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sizing {
     /// Bytes of the main array.
     pub bytes: u64,

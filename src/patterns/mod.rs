@@ -113,6 +113,20 @@ impl fmt::Display for Pattern {
 #[error("unknown pattern `{0}` (known: {known})", known = Pattern::ALL.map(|p| p.name()).join(", "))]
 pub struct UnknownPattern(pub String);
 
+/// A pattern is written by its name (the Slurm task file), and read back as `--pattern` reads it.
+impl serde::Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Pattern {
     type Err = UnknownPattern;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
