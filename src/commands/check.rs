@@ -93,7 +93,7 @@ pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metric
 /// The line report of every input that has per-line counters: an `.ncu-rep` (its source
 /// counters, streamed one launch at a time into the per-line sums, read within `bounds`), a run
 /// folder of `profile -- PROGRAM` (the report it measured), of `profile --backend sim` (the
-/// simulator's per-line statistics) or of `coalprof triton` (the engine's counts); other inputs
+/// simulator's per-line statistics) or of `coalprof triton` (the Triton counter's counts); other inputs
 /// get none. All rows of every kernel.
 pub(crate) fn line_reports(
     inputs: &[PathBuf],

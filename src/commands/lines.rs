@@ -16,7 +16,7 @@ use crate::tools::nvdisasm::{self, Nvdisasm};
 use crate::tools::ToolError;
 
 pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
-    // A run folder of `coalprof triton`: its lines come from the engine's document.
+    // A run folder of `coalprof triton`: its lines come from the Triton counter's document.
     let interpreted: Vec<_> = s.reports.iter().filter_map(|p| crate::triton::folder(p)).collect();
     if !interpreted.is_empty() {
         return interpreted_lines(common, s, &interpreted);
