@@ -162,7 +162,9 @@ pub(crate) struct AnalyzeSettings {
 
 pub(crate) use crate::results::Backend;
 
-#[derive(Debug, Clone, PartialEq)]
+/// A run's settings; a Slurm task's file carries them as they are (`task_file`), all but where
+/// the run spreads its patterns, which a task never does again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RunSettings {
     pub patterns: Vec<Pattern>,
     /// `--variant`: only these variants (empty: every variant of the patterns).
@@ -176,8 +178,10 @@ pub(crate) struct RunSettings {
     pub out_base: PathBuf,
     pub run_id: Option<String>,
     /// `--gpus`: spread the patterns over these GPUs of the node.
+    #[serde(skip)]
     pub gpus: Option<Vec<GpuPick>>,
     /// `--slurm`: submit the patterns as Slurm tasks.
+    #[serde(skip)]
     pub slurm: Option<SlurmSettings>,
 }
 

@@ -3,12 +3,10 @@
 //! on the node into the same typed settings, so a task runs with exactly its run's settings and
 //! its job's command line is `coalprof task FILE` alone: no flag is spelled twice.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::patterns::{Pattern, Sizing};
-use crate::results::Backend;
-use crate::tools::ncu::ProfilerSettings;
+use crate::patterns::Pattern;
 
 use super::{GlobalSettings, RunSettings};
 
@@ -16,17 +14,9 @@ use super::{GlobalSettings, RunSettings};
 /// narrowed to one pattern and the task's own folder, in the types the settings hold them in.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct TaskFile {
-    pub pattern: Pattern,
-    pub variants: Vec<String>,
-    pub backend: Backend,
-    pub sizing: Sizing,
-    pub arch: Option<String>,
-    pub profiler: ProfilerSettings,
-    pub l2_fetch_bytes: u32,
-    /// The run's `tasks/` folder.
-    pub out: PathBuf,
-    /// The task's name: its folder under `out`.
-    pub run_id: String,
+    /// The run's settings: one pattern, the run's `tasks/` folder as `out_base`, the task's
+    /// name as `run_id`, neither `--gpus` nor `--slurm`.
+    pub run: RunSettings,
     /// The global settings that change the numbers (`--metrics`, `--ncu`, `--nvcc`,
     /// `--reader`), paths absolute.
     pub global: GlobalSettings,
@@ -36,18 +26,15 @@ impl RunSettings {
     /// The settings of the task that runs `pattern` into `out/<run_id>` with the run's `global`
     /// settings.
     pub(crate) fn task(&self, pattern: Pattern, out: &Path, run_id: &str, global: &GlobalSettings) -> TaskFile {
-        TaskFile {
-            pattern,
-            variants: self.variants.clone(),
-            backend: self.backend,
-            sizing: self.sizing,
-            arch: self.arch.clone(),
-            profiler: self.profiler.clone(),
-            l2_fetch_bytes: self.l2_fetch_bytes,
-            out: out.to_path_buf(),
-            run_id: run_id.into(),
-            global: global.clone(),
-        }
+        let run = RunSettings {
+            patterns: vec![pattern],
+            out_base: out.to_path_buf(),
+            run_id: Some(run_id.into()),
+            gpus: None,
+            slurm: None,
+            ..self.clone()
+        };
+        TaskFile { run, global: global.clone() }
     }
 }
 
@@ -60,19 +47,7 @@ impl TaskFile {
 
     /// The run settings of the task: one pattern, here (no `--gpus`, no `--slurm`).
     pub(crate) fn settings(self) -> RunSettings {
-        RunSettings {
-            patterns: vec![self.pattern],
-            variants: self.variants,
-            backend: self.backend,
-            sizing: self.sizing,
-            arch: self.arch,
-            profiler: self.profiler,
-            l2_fetch_bytes: self.l2_fetch_bytes,
-            out_base: self.out,
-            run_id: Some(self.run_id),
-            gpus: None,
-            slurm: None,
-        }
+        self.run
     }
 }
 
@@ -80,6 +55,7 @@ impl TaskFile {
 mod tests {
     use super::*;
     use crate::import::RepReader;
+    use crate::results::Backend;
     use crate::settings::{resolve, Env, Settings};
     use crate::tools::gpgpusim::SimMode;
 

@@ -179,10 +179,11 @@ fn format_help_says_which_command_writes_which_format_and_each_does() {
                 `compare` table, markdown, json, csv and html; `history` all but the benchmark formats. A format \
                 a command does not write is refused (exit 2)";
     assert!(words(&top).contains(said), "{top}");
-    let benchmark = ["bencher", "github-benchmark", "github-benchmark-bigger"];
-    let results = |f: &str| f != "svg";
-    let lines = |f: &str| ["table", "markdown", "json", "csv", "html"].contains(&f);
-    let history = |f: &str| !benchmark.contains(&f);
+    /// Which formats each kind of report is written in, as the sentence says.
+    type Writes = fn(&str) -> bool;
+    let results: Writes = |f| f != "svg";
+    let lines: Writes = |f| ["table", "markdown", "json", "csv", "html"].contains(&f);
+    let history: Writes = |f| !["bencher", "github-benchmark", "github-benchmark-bigger"].contains(&f);
 
     // Two saved runs (the model, small), for `report` and `history`.
     let dir = tempfile::tempdir().unwrap();
@@ -195,13 +196,13 @@ fn format_help_says_which_command_writes_which_format_and_each_does() {
     let rep = fixture("ncu-rep/panjd123-cutlass_report80_2024.1.1.ncu-rep");
     let (csv, rep, runs) = (csv.to_str().unwrap(), rep.to_str().unwrap(), dir.path().to_str().unwrap());
     let run_a = dir.path().join("a");
-    let commands: Vec<(Vec<&str>, &dyn Fn(&str) -> bool)> = vec![
-        (vec!["analyze", csv], &results),
-        (vec!["report", run_a.to_str().unwrap()], &results),
-        (vec!["lines", rep], &lines),
-        (vec!["check", csv], &lines),
-        (vec!["compare", csv, csv], &lines),
-        (vec!["history", runs], &history),
+    let commands: Vec<(Vec<&str>, Writes)> = vec![
+        (vec!["analyze", csv], results),
+        (vec!["report", run_a.to_str().unwrap()], results),
+        (vec!["lines", rep], lines),
+        (vec!["check", csv], lines),
+        (vec!["compare", csv, csv], lines),
+        (vec!["history", runs], history),
     ];
     for (args, writes) in &commands {
         for f in &formats {

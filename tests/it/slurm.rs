@@ -85,7 +85,8 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
     let exec = script.lines().find(|l| l.starts_with("exec ")).unwrap();
     assert_eq!(exec.matches(" --").count(), 1, "no flag but srun's --ntasks: {exec}");
     let settings = json(&std::fs::read(run.join("slurm/stride.json")).unwrap());
-    assert_eq!((settings["pattern"].as_str(), settings["sizing"]["bytes"].as_u64()), (Some("stride"), Some(16 << 20)));
+    let task = &settings["run"];
+    assert_eq!((task["patterns"][0].as_str(), task["sizing"]["bytes"].as_u64()), (Some("stride"), Some(16 << 20)));
     assert_eq!(settings["global"]["reader"], "native", "{settings}");
     coalprof().arg("check").arg(&run).assert().code(0);
     let cmp =
