@@ -6,7 +6,8 @@
 #!
 #! Usage: scripts/gpu-validate.sh [OUT_DIR] [--size BYTES]
 #! The coalprof binary: $COALPROF, else target/release/coalprof, else coalprof on PATH.
-#! Commit what it measured as profiles/reference/<gpu>/ (results.json, results.md, summary.md).
+#! Commit what it measured as profiles/reference/<gpu>/ (results.json, results.md, summary.md):
+#! the first such run creates that folder (none is committed yet; profiles/README.md says so).
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -28,7 +28,9 @@ pub(crate) struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub(crate) struct Global {
-    /// Output format on stdout.
+    /// Output format on stdout. `run`, `profile`, `analyze` and `report` write all but svg;
+    /// `lines`, `triton`, `check` and `compare` table, markdown, json, csv and html; `history` all
+    /// but the benchmark formats. A format a command does not write is refused (exit 2).
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Kernels, lines and checks `--format summary` and `summary-md` show, each (0: all); by
@@ -85,12 +87,14 @@ pub(crate) enum Command {
     /// Profile your own program: the same metrics and table for its kernels.
     Profile(ProfileArgs),
     /// Predict the coalescing of your own layout: an index expression over lane, warp, tid,
-    /// block and loop variables (see the README's "Modelling your own layout").
+    /// block and loop variables (the user guide's `docs/guide/commands/model.md`, "Modelling your
+    /// own layout").
     Model(ExprArgs),
     /// Turn existing ncu reports (CSV of any page and version, or .ncu-rep) into the table.
     Analyze(AnalyzeArgs),
     /// Which source line wastes the bandwidth: per-line (or per-instruction) sectors, excess and
-    /// bank conflicts from `.ncu-rep` reports made with the SourceCounters section (`--set full`).
+    /// bank conflicts from `.ncu-rep` reports made with the SourceCounters section (`--set full`),
+    /// or from the run folders of `profile --backend sim` and `triton --out`.
     Lines(LinesArgs),
     /// A Triton kernel's per-line sectors per request without a GPU: compiled for the target (the
     /// layout and vector width of each load and store), every program's addresses from Triton's
@@ -119,7 +123,8 @@ pub(crate) enum Command {
     /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
     Doctor,
     /// Install what each backend needs into the tool home (`COALPROF_HOME`, else
-    /// `~/.local/share/coalprof`): idempotent, nothing half-installed.
+    /// `$XDG_DATA_HOME/coalprof`, else `~/.local/share/coalprof`): idempotent, nothing
+    /// half-installed.
     Setup(SetupArgs),
     /// One task of `run --slurm`: the run's resolved settings, from the file it wrote.
     #[command(hide = true)]
@@ -410,7 +415,8 @@ pub(crate) struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct LinesArgs {
-    /// `.ncu-rep` reports made with the SourceCounters section (and kernels built with `-lineinfo`).
+    /// `.ncu-rep` reports made with the SourceCounters section (and kernels built with
+    /// `-lineinfo`), or the run folders `profile --backend sim` and `triton --out` saved.
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
     /// Only kernels whose name matches this regex.

@@ -60,7 +60,8 @@ pub(crate) fn kind(path: &Path) -> Result<Kind> {
 }
 
 /// How `.ncu-rep` reports are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RepReader {
     /// coalprof's own reader; `ncu --import` only for a format version it does not know.
     #[default]
@@ -94,7 +95,7 @@ pub(crate) struct Opened {
 pub(crate) enum Content {
     /// The native reader's stream (the caller chooses what it keeps of each launch); boxed, as
     /// it is the larger by far of the two.
-    Native(Box<ncu_rep::Launches>),
+    Native(Box<ncu_rep::LaunchStream>),
     /// `ncu --import R --csv --page raw --print-units base`'s text, and the ncu that wrote it.
     Csv { text: String, ncu: Ncu },
 }

@@ -94,7 +94,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
     match &settings {
         Settings::Patterns(s) => commands::patterns::run(&common, s),
         Settings::Run(s) => commands::run::run(&common, s),
-        Settings::Task(file) => commands::run::run(&common, &engine::task_file::TaskFile::read(file)?.settings()?),
+        Settings::Task(s) => commands::run::run(&common, s),
         Settings::Profile(s) => commands::profile::run(&common, s),
         Settings::Analyze(s) => commands::analyze::run(&common, s),
         Settings::Lines(s) => commands::lines::run(&common, s),

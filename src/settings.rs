@@ -29,6 +29,7 @@ mod gpus;
 mod launcher;
 mod profile;
 mod setup;
+pub(crate) mod task_file;
 
 pub(crate) use env::Env;
 pub(crate) use gpus::{parse_picks, GpuPick};
@@ -82,13 +83,55 @@ pub struct CheckSettings {
     pub source_root: PathBuf,
 }
 
+/// The global settings that change a run's numbers (`--metrics`, `--ncu`, `--nvcc`, `--reader`):
+/// what a Slurm task takes from its run besides the run's own settings, in its task file.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct GlobalSettings {
+    /// `--metrics`: the metrics file (`None`: `./metrics.toml`, else the built-in one).
+    pub metrics: Option<PathBuf>,
+    /// `--ncu` (or `COALPROF_NCU`).
+    pub ncu: Option<PathBuf>,
+    /// `--nvcc` (or `COALPROF_NVCC`).
+    pub nvcc: Option<PathBuf>,
+    /// `--reader`.
+    pub reader: RepReader,
+}
+
+impl GlobalSettings {
+    /// As the command line (and `COALPROF_NCU`/`COALPROF_NVCC`) gave them.
+    fn of(global: &Global) -> GlobalSettings {
+        GlobalSettings {
+            metrics: global.metrics.clone(),
+            ncu: global.ncu.clone(),
+            nvcc: global.nvcc.clone(),
+            reader: global.reader,
+        }
+    }
+
+    /// With the paths made absolute against `cwd` (a Slurm task may start elsewhere).
+    fn absolute(self, cwd: &std::path::Path) -> GlobalSettings {
+        let abs = |p: Option<PathBuf>| p.map(|p| cwd.join(p));
+        GlobalSettings { metrics: abs(self.metrics), ncu: abs(self.ncu), nvcc: abs(self.nvcc), reader: self.reader }
+    }
+
+    /// A task's: the file's where it says, else the node's own (`COALPROF_NCU` there, say).
+    fn or(self, node: GlobalSettings) -> GlobalSettings {
+        GlobalSettings {
+            metrics: self.metrics.or(node.metrics),
+            ncu: self.ncu.or(node.ncu),
+            nvcc: self.nvcc.or(node.nvcc),
+            reader: self.reader,
+        }
+    }
+}
+
 /// What `--slurm` needs besides the run's own settings.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SlurmSettings {
     /// This coalprof: what every task runs (on shared storage, like the run folder).
     pub exe: PathBuf,
-    /// Global flags that change the numbers (`--metrics`, `--ncu`, …), with absolute paths.
-    pub global_args: Vec<OsString>,
+    /// The global settings that change the numbers, paths absolute: each task file carries them.
+    pub global: GlobalSettings,
     /// `--partition`s; empty: the cluster's default.
     pub partitions: Vec<String>,
     /// `--slurm-arg`s, passed to `sbatch` as they are.
@@ -121,7 +164,9 @@ pub(crate) struct AnalyzeSettings {
 
 pub(crate) use crate::results::Backend;
 
-#[derive(Debug, Clone, PartialEq)]
+/// A run's settings; a Slurm task's file carries them as they are (`task_file`), all but where
+/// the run spreads its patterns, which a task never does again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RunSettings {
     pub patterns: Vec<Pattern>,
     /// `--variant`: only these variants (empty: every variant of the patterns).
@@ -135,8 +180,10 @@ pub(crate) struct RunSettings {
     pub out_base: PathBuf,
     pub run_id: Option<String>,
     /// `--gpus`: spread the patterns over these GPUs of the node.
+    #[serde(skip)]
     pub gpus: Option<Vec<GpuPick>>,
     /// `--slurm`: submit the patterns as Slurm tasks.
+    #[serde(skip)]
     pub slurm: Option<SlurmSettings>,
 }
 
@@ -186,8 +233,8 @@ pub(crate) struct PatternsSettings {
 pub(crate) enum Settings {
     Patterns(PatternsSettings),
     Run(RunSettings),
-    /// `task FILE`: one Slurm task, its settings in the file (`engine::task_file`).
-    Task(PathBuf),
+    /// `task FILE`: one Slurm task, its settings read from the file (`task_file`).
+    Task(RunSettings),
     Profile(ProfileSettings),
     Analyze(AnalyzeSettings),
     Lines(LinesSettings),
@@ -242,44 +289,17 @@ pub struct BaselineSettings {
 }
 
 pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(Common, Settings)> {
-    let catalogue = Catalogue::load(global.metrics.as_deref(), &env.cwd)?;
-    let rules = crate::gate::compile_rules(catalogue.rules.clone(), &catalogue.origin, catalogue.directions().into())?;
-    let derivation = Derivation::new(&catalogue)?;
-    let color = match global.color {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => !env.no_color && std::io::stdout().is_terminal(),
+    // A Slurm task's settings are its file's, the global ones that change the numbers included.
+    let mut task = match command {
+        Command::Task { file } => Some(task_file::TaskFile::read(file)?),
+        _ => None,
     };
-    let tools = ToolSearch {
-        ncu: global.ncu.clone(),
-        nvcc: global.nvcc.clone(),
-        cuda_home: env.cuda_home.clone(),
-        path: env.path.clone(),
-        prefix: env.exe.as_deref().and_then(|e| e.parent()?.parent()).map(PathBuf::from),
-        home: env.tool_home.clone(),
-        checkout: project_root(&env.cwd).map(|r| ToolHome::at(r.join(".tools"))),
-        gpgpusim: env.gpgpusim.clone(),
-        cuda11: env.cuda11.clone(),
-        ncu_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
-        python: env.python.clone(),
+    let numbers = match &task {
+        Some(t) => t.global.clone().or(GlobalSettings::of(global)),
+        None => GlobalSettings::of(global),
     };
+    let common = common(global, numbers, env)?;
     let project = project_root(&env.cwd);
-    let cache = kernel_cache(project.as_deref(), env);
-    let common = Common {
-        format: global.format,
-        style: Style::new(&catalogue, color)
-            .with_width((!global.wide).then_some(env.columns))
-            .with_summary_limit(global.summary_limit),
-        catalogue,
-        rules,
-        derivation,
-        tools,
-        cache,
-        rep_reader: global.reader,
-        bounds: if global.trust_input { Bounds::Lifted } else { Bounds::Untrusted },
-        tmp: env.tmp.clone(),
-        cwd: env.cwd.clone(),
-    };
     let out_base = |out: &Option<PathBuf>| crate::store::runs_base(out.as_deref(), project.as_deref());
     let settings = match command {
         Command::Patterns(a) => Settings::Patterns(PatternsSettings {
@@ -317,10 +337,55 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
         }),
         Command::Doctor => Settings::Doctor,
         Command::Setup(a) => Settings::Setup(setup::request(a, env)?),
-        Command::Task { file } => Settings::Task(file.clone()),
+        Command::Task { file } => {
+            Settings::Task(task.take().map_or_else(|| task_file::TaskFile::read(file), Ok)?.settings())
+        }
         Command::Completions { shell } => Settings::Completions(*shell),
     };
     Ok((common, settings))
+}
+
+/// What every command shares, from the global flags and the global settings that change the
+/// numbers (`numbers`: the command line's, or a Slurm task's from its file).
+fn common(global: &Global, numbers: GlobalSettings, env: &Env) -> Result<Common> {
+    let catalogue = Catalogue::load(numbers.metrics.as_deref(), &env.cwd)?;
+    let rules = crate::gate::compile_rules(catalogue.rules.clone(), &catalogue.origin, catalogue.directions().into())?;
+    let derivation = Derivation::new(&catalogue)?;
+    let color = match global.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => !env.no_color && std::io::stdout().is_terminal(),
+    };
+    let tools = ToolSearch {
+        ncu: numbers.ncu,
+        nvcc: numbers.nvcc,
+        cuda_home: env.cuda_home.clone(),
+        path: env.path.clone(),
+        prefix: env.exe.as_deref().and_then(|e| e.parent()?.parent()).map(PathBuf::from),
+        home: env.tool_home.clone(),
+        checkout: project_root(&env.cwd).map(|r| ToolHome::at(r.join(".tools"))),
+        gpgpusim: env.gpgpusim.clone(),
+        cuda11: env.cuda11.clone(),
+        ncu_home: env.home.clone().filter(|h| h.is_dir()).or_else(|| Some(env.tmp.clone())),
+        python: env.python.clone(),
+    };
+    let cache = kernel_cache(project_root(&env.cwd).as_deref(), env);
+    let common = Common {
+        format: global.format,
+        style: Style::new(&catalogue, color)
+            .with_width((!global.wide).then_some(env.columns))
+            .with_summary_limit(global.summary_limit),
+        catalogue,
+        rules,
+        derivation,
+        tools,
+        cache,
+        rep_reader: numbers.reader,
+        bounds: if global.trust_input { Bounds::Lifted } else { Bounds::Untrusted },
+        tmp: env.tmp.clone(),
+        cwd: env.cwd.clone(),
+    };
+    Ok(common)
 }
 
 fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckCommand> {
@@ -438,27 +503,13 @@ fn only_variants(names: &[String], patterns: &[Pattern], backend: Backend, sizin
     }
 }
 
-/// What each Slurm task is told: this coalprof, the global flags that change its numbers, and
-/// the run's own flags (the task's `run` line is built from the resolved settings).
+/// What each Slurm task is told besides the run's settings: this coalprof, and the global
+/// settings that change its numbers (both carried by the task file, not by flags).
 fn slurm_settings(a: &RunArgs, global: &Global, env: &Env) -> Result<SlurmSettings> {
     let exe = env.exe.clone().ok_or_else(|| Error::usage("`--slurm`: cannot find this coalprof's own executable"))?;
-    let mut global_args: Vec<OsString> = Vec::new();
-    let abs = |p: &PathBuf| env.cwd.join(p).into_os_string();
-    if let Some(m) = &global.metrics {
-        global_args.extend(["--metrics".into(), abs(m)]);
-    }
-    if let Some(n) = &global.ncu {
-        global_args.extend(["--ncu".into(), abs(n)]);
-    }
-    if let Some(n) = &global.nvcc {
-        global_args.extend(["--nvcc".into(), abs(n)]);
-    }
-    if global.reader == RepReader::Ncu {
-        global_args.extend(["--reader".into(), "ncu".into()]);
-    }
     Ok(SlurmSettings {
         exe,
-        global_args,
+        global: GlobalSettings::of(global).absolute(&env.cwd),
         partitions: a.scale.partition.clone(),
         sbatch_args: a.scale.slurm_arg.clone(),
         cwd: env.cwd.clone(),

@@ -117,7 +117,7 @@ def triton(
     """``coalprof triton FILE.py::KERNEL``: a Triton kernel's rows, as :func:`lines` gives them,
     without a GPU. ``kernel`` is ``"file.py::name"`` or the ``@triton.jit`` function itself;
     ``grid`` an int or a tuple; ``args`` maps each parameter to a numpy array (saved to a
-    ``.npy`` for the engine), an int or float, or the spelling of ``--arg`` (``"f32[8192]"``);
+    ``.npy`` for the counter), an int or float, or the spelling of ``--arg`` (``"f32[8192]"``);
     ``meta`` the ``tl.constexpr`` values. Other keywords are the command's flags
     (``num_warps=4``, ``arch="sm_80"``, ``programs=64``). Needs ``triton`` and ``numpy`` in this
     Python (``pip install 'coalprof[triton]'``), which coalprof is pointed at.

@@ -1,4 +1,4 @@
-"""coalprof's Triton engine: what ncu's source counters would say of a Triton kernel, without a GPU.
+"""coalprof's Triton counter: what ncu's source counters would say of a Triton kernel, without a GPU.
 
 ``coalprof triton FILE.py::KERNEL`` runs this file (embedded in the binary, written to its cache)
 with a JSON request as its one argument; it prints one JSON document on stdout. Python because

@@ -37,7 +37,7 @@ fn worst_lines(common: &Common, s: &AnalyzeSettings) -> Vec<WorstLine> {
     };
     let mut sources = crate::lines::source::Sources::new(common.cwd.clone());
     match crate::lines::report(&reports, common.bounds, &opts, &common.catalogue, &mut sources, &mut |_| None) {
-        Ok(report) => crate::lines::gate::worst_lines(&report, &|_| (None, None)),
+        Ok(report) => crate::lines::gate_rows::worst_lines(&report, &|_| (None, None)),
         Err(e) => {
             tracing::info!("no per-line attribution for the summary: {e}");
             Vec::new()

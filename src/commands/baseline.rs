@@ -27,10 +27,10 @@ pub fn command(common: &Common, b: &BaselineSettings) -> Result<Exit, Error> {
         for (results, report) in runs.iter_mut().zip(&reports) {
             if let Some(r) = report {
                 if fills {
-                    crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue, true)?;
+                    crate::lines::gate_rows::fill_kernel_metrics(results, r, &common.catalogue, true)?;
                 }
                 if lines {
-                    results.rows.extend(crate::lines::gate::rows(r));
+                    results.rows.extend(crate::lines::gate_rows::rows(r));
                 }
             }
         }

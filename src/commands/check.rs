@@ -42,13 +42,13 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     for (results, report) in inputs.iter_mut().zip(&reports) {
         let Some(r) = report else { continue };
         if fills {
-            crate::lines::gate::fill_kernel_metrics(results, r, &common.catalogue, true)?;
+            crate::lines::gate_rows::fill_kernel_metrics(results, r, &common.catalogue, true)?;
         }
         if lines {
-            results.rows.extend(crate::lines::gate::rows(r));
+            results.rows.extend(crate::lines::gate_rows::rows(r));
         }
         if results.worst_lines.is_empty() {
-            results.worst_lines = crate::lines::gate::worst_lines(r, &|_| (None, None));
+            results.worst_lines = crate::lines::gate_rows::worst_lines(r, &|_| (None, None));
         }
     }
     if let Some(path) = &c.check.sarif {
@@ -59,7 +59,7 @@ pub fn command(common: &Common, c: &CheckCommand) -> Result<Exit, Error> {
     // A check of one source line shows its code on the HTML page, from the same line reports.
     let code: Code = (reports.iter().flatten())
         .flat_map(|r| &r.rows)
-        .filter_map(|row| Some((crate::lines::gate::row_key(row)?, row.source.clone()?)))
+        .filter_map(|row| Some((crate::lines::gate_rows::row_key(row)?, row.source.clone()?)))
         .collect();
     run_printing(&c.check, &inputs, common.format, code, &needs, out, log)
 }
@@ -77,9 +77,9 @@ fn needs(rules: &[crate::gate::Rule], common: &Common) -> Needs {
 }
 
 /// Whether a rule could check a kernel metric that a report's per-line counters can stand in
-/// for ([`crate::lines::gate::fill_kernel_metrics`]).
+/// for ([`crate::lines::gate_rows::fill_kernel_metrics`]).
 pub(crate) fn wants_fill(rules: &[crate::gate::Rule]) -> bool {
-    rules.iter().any(|r| crate::lines::gate::fillable().any(|k| r.matches_metric(k)))
+    rules.iter().any(|r| crate::lines::gate_rows::fillable().any(|k| r.matches_metric(k)))
 }
 
 /// Each source line's code by its row key (`kernel @ file:line`), for the HTML page.
@@ -93,7 +93,7 @@ pub(crate) fn wants_lines(rules: &[crate::gate::Rule], catalogue: &crate::metric
 /// The line report of every input that has per-line counters: an `.ncu-rep` (its source
 /// counters, streamed one launch at a time into the per-line sums, read within `bounds`), a run
 /// folder of `profile -- PROGRAM` (the report it measured), of `profile --backend sim` (the
-/// simulator's per-line statistics) or of `coalprof triton` (the engine's counts); other inputs
+/// simulator's per-line statistics) or of `coalprof triton` (the Triton counter's counts); other inputs
 /// get none. All rows of every kernel.
 pub(crate) fn line_reports(
     inputs: &[PathBuf],
@@ -143,7 +143,7 @@ fn write_sarif(path: &Path, reports: &[Option<LineReport>], verdicts: &Report) -
         all.arch = all.arch.take().or(r.arch.clone());
     }
     let level = |row: &crate::lines::LineRow| -> &'static str {
-        let Some(key) = crate::lines::gate::row_key(row) else { return "warning" };
+        let Some(key) = crate::lines::gate_rows::row_key(row) else { return "warning" };
         let mine: Vec<Verdict> = verdicts.checks.iter().filter(|c| c.row == key).map(|c| c.verdict).collect();
         if mine.contains(&Verdict::Fail) {
             "error"

@@ -9,7 +9,8 @@ use crate::frame::history::{history, SavedRun};
 use crate::import::read_results_json;
 use crate::settings::{Common, HistorySettings};
 
-/// How deep under the folder runs are looked for (`profiles/reference/<gpu>/<run>/`).
+/// How deep under the folder runs are looked for: `profiles/reference/<gpu>/<run>/`, the layout
+/// reference runs are to be committed in (`profiles/README.md`; none is yet).
 const DEPTH: usize = 3;
 
 pub(crate) fn run(common: &Common, s: &HistorySettings) -> Result<Exit> {

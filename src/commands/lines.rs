@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::lines::aggregate::Sass;
+use crate::lines::aggregate::SassByOffset;
 use crate::lines::source::Sources;
 use crate::render::html::Context;
 use crate::render::lines::LinesExporter;
@@ -16,7 +16,7 @@ use crate::tools::nvdisasm::{self, Nvdisasm};
 use crate::tools::ToolError;
 
 pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
-    // A run folder of `coalprof triton`: its lines come from the engine's document.
+    // A run folder of `coalprof triton`: its lines come from the Triton counter's document.
     let interpreted: Vec<_> = s.reports.iter().filter_map(|p| crate::triton::folder(p)).collect();
     if !interpreted.is_empty() {
         return interpreted_lines(common, s, &interpreted);
@@ -154,7 +154,7 @@ impl Disassembly {
         Disassembly { nvdisasm, cache: common.cache.join("sass"), notice }
     }
 
-    fn sass(&mut self, cubin: &[u8]) -> Option<Sass> {
+    fn sass(&mut self, cubin: &[u8]) -> Option<SassByOffset> {
         let nvdisasm = self.nvdisasm.as_ref()?;
         let result = self.listing(nvdisasm, cubin).map(|l| nvdisasm::parse(&l)).map_err(|e| e.to_string());
         match result {

@@ -19,7 +19,7 @@ use crate::store::RunDir;
 use crate::tools::gpgpusim::{GpgpuSim, ARCH, CONFIG, NVCC_FLAGS};
 
 /// The address model, a pattern per core.
-pub(crate) struct Model<'a> {
+pub(crate) struct ModelExecutor<'a> {
     common: &'a Common,
     s: &'a RunSettings,
     model: ModelSettings,
@@ -31,13 +31,13 @@ pub(crate) fn model<'a>(
     s: &'a RunSettings,
     model: ModelSettings,
     notice: Option<String>,
-) -> (Model<'a>, Record) {
+) -> (ModelExecutor<'a>, Record) {
     let mut record = Record::new(crate::results::Backend::Model, common, s);
     record.notices.extend(notice);
-    (Model { common, s, model }, record)
+    (ModelExecutor { common, s, model }, record)
 }
 
-impl Executor for Model<'_> {
+impl Executor for ModelExecutor<'_> {
     /// A pattern per core. The gather's lane-by-lane count keeps every core busy only in its
     /// main loop; its other variants, and the other patterns (closed forms, replays of a few
     /// CTAs, single-threaded), fill the cores around it.
@@ -69,7 +69,7 @@ impl Executor for Model<'_> {
 }
 
 /// GPGPU-Sim, pattern by pattern.
-pub(crate) struct Sim<'a> {
+pub(crate) struct SimExecutor<'a> {
     common: &'a Common,
     s: &'a RunSettings,
     model: ModelSettings,
@@ -81,7 +81,11 @@ pub(crate) struct Sim<'a> {
 }
 
 /// The simulator, the patterns built for it, and what the run records about them.
-pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettings) -> Result<(Sim<'a>, Record)> {
+pub(crate) fn sim<'a>(
+    common: &'a Common,
+    s: &'a RunSettings,
+    model: ModelSettings,
+) -> Result<(SimExecutor<'a>, Record)> {
     let sim = common.tools.gpgpusim()?;
     crate::measure::sim::check_mode(&sim, s.profiler.sim_mode)?;
     let nvcc = sim.nvcc();
@@ -104,10 +108,10 @@ pub(crate) fn sim<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettin
     let exes = built.into_iter().map(|b| (b.pattern, b.exe)).collect();
     // One simulator process is one busy core (the patched simulator sleeps while it waits).
     let width = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Ok((Sim { common, s, model, sim, exes, width, permits: Permits::new(width) }, record))
+    Ok((SimExecutor { common, s, model, sim, exes, width, permits: Permits::new(width) }, record))
 }
 
-impl Executor for Sim<'_> {
+impl Executor for SimExecutor<'_> {
     /// A pattern per core: each also runs its variants side by side, all of them sharing
     /// the run's permits, so no more simulators run at once than there are cores.
     fn slots(&self) -> usize {

@@ -4,7 +4,7 @@
 //! once a second, and at the end), and decides with one policy ([`next_step`]) what a failure
 //! means. An [`Executor`] only says *where* and *how* one task runs: `local` (the model, the
 //! simulator), `ncu` (ncu on one GPU, or on each GPU of `--gpus` at once), `slurm` (one Slurm
-//! job per task, its settings in a `task_file`).
+//! job per task, its settings in a task file, `settings::task_file`).
 //!
 //! What is deliberately absent here: no process is spawned (executors call `tools/`), nothing is
 //! printed but through `messages`, and no executor saves or merges results itself, so a
@@ -14,7 +14,6 @@ pub(crate) mod local;
 pub(crate) mod ncu;
 pub(crate) mod record;
 pub(crate) mod slurm;
-pub(crate) mod task_file;
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};

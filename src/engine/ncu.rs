@@ -69,7 +69,7 @@ struct Place {
 }
 
 /// ncu on this node's GPUs.
-pub(crate) struct Ncu<'a> {
+pub(crate) struct NcuExecutor<'a> {
     common: &'a Common,
     s: &'a RunSettings,
     model: ModelSettings,
@@ -100,7 +100,11 @@ fn preflight(common: &Common, s: &RunSettings) -> Result<(crate::tools::ncu::Ncu
 
 /// The places (one GPU, or each of `--gpus`), the executables built for their architectures,
 /// and what the run records about them.
-pub(crate) fn prepare<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSettings) -> Result<(Ncu<'a>, Record)> {
+pub(crate) fn prepare<'a>(
+    common: &'a Common,
+    s: &'a RunSettings,
+    model: ModelSettings,
+) -> Result<(NcuExecutor<'a>, Record)> {
     let (ncu, places, listed) = match &s.gpus {
         None => {
             let (ncu, arch, first) = preflight(common, s)?;
@@ -145,10 +149,10 @@ pub(crate) fn prepare<'a>(common: &'a Common, s: &'a RunSettings, model: ModelSe
         let n = places.len();
         crate::messages::progress(format!("profiling {} patterns on {n} GPUs at once", s.patterns.len()));
     }
-    Ok((Ncu { common, s, model, ncu, places, exes }, record))
+    Ok((NcuExecutor { common, s, model, ncu, places, exes }, record))
 }
 
-impl Executor for Ncu<'_> {
+impl Executor for NcuExecutor<'_> {
     fn slots(&self) -> usize {
         self.places.len()
     }

@@ -22,14 +22,14 @@ use crate::results::{Placement, Row};
 use crate::settings::{Common, RunSettings, SlurmSettings};
 use crate::store::RunDir;
 use crate::tools::process::shell_quote;
-use crate::tools::slurm::{Job, Slurm as Tools};
+use crate::tools::slurm::{Job, Slurm};
 use crate::tools::ToolError;
 
 /// Slurm's jobs, one slot per task.
-pub(crate) struct Slurm<'a> {
+pub(crate) struct SlurmExecutor<'a> {
     s: &'a RunSettings,
     slurm: &'a SlurmSettings,
-    tools: Tools,
+    tools: Slurm,
     tasks: usize,
     board: Mutex<Board>,
 }
@@ -59,14 +59,14 @@ pub(crate) fn prepare<'a>(
     s: &'a RunSettings,
     slurm: &'a SlurmSettings,
     tasks: usize,
-) -> Result<(Slurm<'a>, Record)> {
+) -> Result<(SlurmExecutor<'a>, Record)> {
     let sbatch = common.tools.sbatch().map_err(|e| Error::unavailable(e.to_string(), e.hint().unwrap_or_default()))?;
-    let tools = Tools { bin: sbatch.path.parent().unwrap_or(Path::new("/")).to_path_buf() };
+    let tools = Slurm { bin: sbatch.path.parent().unwrap_or(Path::new("/")).to_path_buf() };
     let record = Record::new(s.backend, common, s);
-    Ok((Slurm { s, slurm, tools, tasks, board: Mutex::new(Board::default()) }, record))
+    Ok((SlurmExecutor { s, slurm, tools, tasks, board: Mutex::new(Board::default()) }, record))
 }
 
-impl Executor for Slurm<'_> {
+impl Executor for SlurmExecutor<'_> {
     fn slots(&self) -> usize {
         self.tasks
     }
@@ -127,17 +127,21 @@ impl Executor for Slurm<'_> {
     }
 }
 
-impl Slurm<'_> {
+/// What a task's job runs: `srun` of this coalprof with `task FILE`, and nothing else. Every
+/// setting, the global ones that change the numbers included, is in the file: a flag spelled
+/// here would be a second spelling of it, free to disagree.
+fn job_line(bin: &Path, exe: &Path, task_file: &Path) -> Vec<OsString> {
+    vec![bin.join("srun").into(), "--ntasks=1".into(), exe.into(), "task".into(), task_file.into()]
+}
+
+impl SlurmExecutor<'_> {
     /// Write the task's settings and batch script, and submit it.
     fn submit(&self, run: &Path, task: &Task, name: &str) -> Result<u64> {
         let settings = run.join("slurm").join(format!("{name}.json"));
-        let file = self.s.task(task.pattern, &run.join("tasks"), name);
+        let file = self.s.task(task.pattern, &run.join("tasks"), name, &self.slurm.global);
         let text = serde_json::to_string_pretty(&file).map_err(|e| Error::encoding("JSON", e))?;
         crate::store::write_atomic(&settings, (text + "\n").as_bytes())?;
-        let mut line: Vec<OsString> =
-            vec![self.tools.bin.join("srun").into(), "--ntasks=1".into(), self.slurm.exe.clone().into()];
-        line.extend(self.slurm.global_args.iter().cloned());
-        line.extend(["--color".into(), "never".into(), "task".into(), settings.into()]);
+        let line = job_line(&self.tools.bin, &self.slurm.exe, &settings);
         let words: Vec<String> = line.iter().map(|w| shell_quote(&w.to_string_lossy())).collect();
         let script = run.join("slurm").join(format!("{name}.sh"));
         let text = format!(
@@ -264,5 +268,44 @@ mod tests {
         assert!(tail.starts_with("\n    line 6\n"), "{tail}");
         assert!(tail.ends_with("line 20"), "{tail}");
         assert_eq!(log_tail(&dir.path().join("none.log")), " (no log was written)");
+    }
+
+    /// The job's command line is `srun … coalprof task FILE` whatever the run was given: the
+    /// global flags that change the numbers travel in the file (`settings::task_file`'s tests
+    /// read them back), never as flags here.
+    #[test]
+    fn a_job_runs_task_file_and_spells_no_flag_again() {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/metrics.toml"), dir.path().join("m.toml")).unwrap();
+        let env = crate::settings::Env {
+            cwd: dir.path().into(),
+            exe: Some("/shared/coalprof".into()),
+            ..crate::settings::Env::read()
+        };
+        let metrics = dir.path().join("m.toml");
+        let line = format!(
+            "coalprof --metrics {} --ncu /opt/ncu --nvcc /opt/nvcc --reader ncu --trust-input -v \
+                    run --pattern gather --slurm --partition a100",
+            metrics.display()
+        );
+        let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
+        let (_, crate::settings::Settings::Run(run)) =
+            crate::settings::resolve(&cli.global, &cli.command, &env).unwrap()
+        else {
+            panic!("not a run")
+        };
+        let slurm = run.slurm.as_ref().unwrap();
+        let file = dir.path().join("slurm/gather.json");
+        let words = job_line(Path::new("/usr/bin"), &slurm.exe, &file);
+        let expected: Vec<OsString> = ["/usr/bin/srun", "--ntasks=1", "/shared/coalprof", "task"]
+            .map(OsString::from)
+            .into_iter()
+            .chain([file.into()])
+            .collect();
+        assert_eq!(words, expected);
+        // What the flags said is in the settings the file is written from.
+        assert_eq!(slurm.global.ncu.as_deref(), Some(Path::new("/opt/ncu")));
+        assert_eq!(slurm.global.metrics, Some(metrics));
     }
 }

@@ -24,11 +24,11 @@ pub enum JoinError {
         "launch {launch}: ncu profiled `{}` {} but the manifest says `{}` {} (variant `{variant}`)",
         profiled.0, shape(profiled.1, profiled.2), listed.0, shape(listed.1, listed.2)
     )]
-    Mismatch { launch: usize, variant: String, profiled: Launch, listed: Launch },
+    Mismatch { launch: usize, variant: String, profiled: SeenLaunch, listed: SeenLaunch },
 }
 
 /// A launch as one side saw it: kernel, grid, block (ncu may not report a dimension).
-pub(crate) type Launch = (String, Option<[u32; 3]>, Option<[u32; 3]>);
+pub(crate) type SeenLaunch = (String, Option<[u32; 3]>, Option<[u32; 3]>);
 
 fn shape(grid: Option<[u32; 3]>, block: Option<[u32; 3]>) -> String {
     let d = |d: Option<[u32; 3]>| d.map_or("?".to_string(), |[x, y, z]| format!("({x}, {y}, {z})"));

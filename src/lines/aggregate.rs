@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::cubin::{Cubin, Location};
 use super::diagnose::{diagnose, Numbers, Waste};
 use super::frames::Attributed;
-use super::instructions::{per_instruction, Counters, Launch, NoCounters, Op};
+use super::instructions::{per_instruction, Counters, LaunchInstructions, NoCounters, Op};
 use super::source::Sources;
 use crate::error::Result;
 use crate::frame::launches::{Grouper, Grouping, LaunchKey};
@@ -46,7 +46,7 @@ pub struct Options {
 }
 
 /// SASS text per function name and offset (nvdisasm's), when a disassembler is at hand.
-pub(crate) type Sass = BTreeMap<String, BTreeMap<u64, String>>;
+pub(crate) type SassByOffset = BTreeMap<String, BTreeMap<u64, String>>;
 
 /// One row: a source line (or an instruction) of one kernel (or one launch) and one access kind.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -199,7 +199,7 @@ struct Group {
     launches: u64,
     mangled: Option<String>,
     cubin: Option<Arc<[u8]>>,
-    counters: Launch,
+    counters: LaunchInstructions,
     /// The kernel-level load + store requests of its launches, where every launch has them.
     kernel_requests: Option<f64>,
 }
@@ -221,7 +221,7 @@ pub fn build(
     opts: &Options,
     catalogue: &Catalogue,
     sources: &mut Sources,
-    disassemble: &mut dyn FnMut(&[u8]) -> Option<Sass>,
+    disassemble: &mut dyn FnMut(&[u8]) -> Option<SassByOffset>,
 ) -> Result<LineReport> {
     let derivation = Derivation::lines(catalogue)?;
     let mut notices = Vec::new();
@@ -299,7 +299,7 @@ pub fn build(
     }
     notices.extend(request_notices(&groups));
 
-    let mut cubins: HashMap<*const u8, (Option<Cubin>, Option<Sass>)> = HashMap::new();
+    let mut cubins: HashMap<*const u8, (Option<Cubin>, Option<SassByOffset>)> = HashMap::new();
     let mut rows: Vec<(usize, bool, LineRow)> = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         // How this group's notices name its kernel.

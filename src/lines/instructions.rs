@@ -135,7 +135,7 @@ impl Counters {
 /// Every memory instruction of one launch by SASS offset and access kind, and the executions
 /// of the function's first instruction (once per warp: what "in a loop" is measured against).
 #[derive(Debug, Clone, Default)]
-pub struct Launch {
+pub struct LaunchInstructions {
     /// Counters by SASS offset and access kind.
     pub instructions: BTreeMap<(u64, Op), Counters>,
     /// Executions of the function's first instruction.
@@ -171,7 +171,7 @@ struct Raw {
 }
 
 /// Split a launch's instanced metrics per instruction and access kind.
-pub fn per_instruction(sc: &SourceCounters) -> Result<Launch, NoCounters> {
+pub fn per_instruction(sc: &SourceCounters) -> Result<LaunchInstructions, NoCounters> {
     let metric = |names: &[&str]| {
         names.iter().find_map(|n| sc.instanced.iter().find(|(m, _)| &**m == *n).map(|(_, v)| v.as_slice()))
     };
@@ -212,7 +212,7 @@ pub fn per_instruction(sc: &SourceCounters) -> Result<Launch, NoCounters> {
     fill(SHARED_IDEAL, &|c, v| c.ideal_wavefronts = Some(v));
     let has_access = metric(ACCESS).is_some();
     let entry_executions = all.get(&start).and_then(|c| c.executions);
-    let mut launch = Launch { instructions: BTreeMap::new(), entry_executions, elsewhere: 0 };
+    let mut launch = LaunchInstructions { instructions: BTreeMap::new(), entry_executions, elsewhere: 0 };
     for (pc, raw) in all {
         let parts = parts(&raw, has_access);
         if parts.is_empty() {

@@ -12,7 +12,7 @@ pub mod counted;
 pub mod cubin;
 pub(crate) mod diagnose;
 pub mod frames;
-pub(crate) mod gate;
+pub(crate) mod gate_rows;
 pub mod instructions;
 pub(crate) mod sim;
 pub mod source;
@@ -44,7 +44,7 @@ pub fn report(
     opts: &Options,
     catalogue: &Catalogue,
     sources: &mut Sources,
-    disassemble: &mut dyn FnMut(&[u8]) -> Option<aggregate::Sass>,
+    disassemble: &mut dyn FnMut(&[u8]) -> Option<aggregate::SassByOffset>,
 ) -> Result<LineReport> {
     let keep = Keep::Only(catalogue.ncu_names().into_keys().collect());
     let mut failed = None;
@@ -61,7 +61,7 @@ struct Stream<'a> {
     reports: std::slice::Iter<'a, PathBuf>,
     keep: Option<Keep>,
     bounds: Bounds,
-    current: Option<(&'a Path, Option<u32>, ncu_rep::Launches)>,
+    current: Option<(&'a Path, Option<u32>, ncu_rep::LaunchStream)>,
     failed: bool,
 }
 
@@ -70,7 +70,7 @@ impl<'a> Stream<'a> {
         Stream { reports: reports.iter(), keep, bounds, current: None, failed: false }
     }
 
-    fn open(&self, path: &'a Path) -> Result<(&'a Path, Option<u32>, ncu_rep::Launches)> {
+    fn open(&self, path: &'a Path) -> Result<(&'a Path, Option<u32>, ncu_rep::LaunchStream)> {
         if kind(path)? != Kind::NcuRep {
             return Err(Error::input(
                 path,

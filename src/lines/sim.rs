@@ -10,7 +10,7 @@ use super::source::Sources;
 use crate::error::Result;
 use crate::frame::Derivation;
 use crate::metrics::Catalogue;
-use crate::parse::gpgpusim::{Access, Direction, LineStats, Space};
+use crate::parse::gpgpusim::{Access, LineStats, LoadOrStore, Space};
 
 /// One memory instruction line of a kernel, with what the simulator counted for it.
 #[derive(Debug, Clone)]
@@ -37,10 +37,10 @@ pub(crate) struct SimKernel {
 /// The access kind of a simulated line.
 fn op(a: &Access) -> Op {
     match (a.space, a.direction) {
-        (Space::Global, Direction::Load) => Op::GlobalLoad,
-        (Space::Global, Direction::Store) => Op::GlobalStore,
-        (Space::Shared, Direction::Load) => Op::SharedLoad,
-        (Space::Shared, Direction::Store) => Op::SharedStore,
+        (Space::Global, LoadOrStore::Load) => Op::GlobalLoad,
+        (Space::Global, LoadOrStore::Store) => Op::GlobalStore,
+        (Space::Shared, LoadOrStore::Load) => Op::SharedLoad,
+        (Space::Shared, LoadOrStore::Store) => Op::SharedStore,
     }
 }
 
@@ -153,7 +153,7 @@ mod tests {
             source: Some(("app.cu".into(), file_line)),
             header: None,
             ptx: ("app.ptx".into(), 40 + file_line),
-            access: Access { space, direction: Direction::Load, bytes },
+            access: Access { space, direction: LoadOrStore::Load, bytes },
             stats,
         }
     }

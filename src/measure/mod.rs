@@ -233,7 +233,7 @@ pub(crate) fn worst_lines(
     for n in &lines.notices {
         tracing::info!("lines: {n}");
     }
-    crate::lines::gate::worst_lines(&lines, label)
+    crate::lines::gate_rows::worst_lines(&lines, label)
 }
 
 /// Whether to collect per-instruction counters (`coalprof lines`): when this ncu has the

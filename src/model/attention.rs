@@ -16,7 +16,7 @@
 //! uses (two short traces instead of `seq / 64` iterations); the replay is its oracle.
 
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, GlobalTotals, Kernel, SharedTotals, Totals};
+use super::replay::{Cta, GlobalTotals, Kernel, SharedTotals, Totals};
 use super::streaming::{LoadAt, Streaming};
 use crate::patterns::{AttentionStep, Spec, Variant, ATTENTION_HEAD_DIM, ATTENTION_TILE, SOFTMAX_BLOCK};
 
@@ -67,7 +67,7 @@ impl Attention {
     }
 
     /// The launch's totals: CTA 0 (its key-tile loop extrapolated from one and two tiles) times
-    /// the CTAs. Equal to [`super::engine::replay`]'s; the tests hold it to that.
+    /// the CTAs. Equal to [`super::replay::replay`]'s; the tests hold it to that.
     pub(super) fn closed_totals(&self) -> Totals {
         let cta = match self.step {
             AttentionStep::Scores | AttentionStep::Softmax => self.cta_totals(0, self.tiles()),

@@ -2,7 +2,7 @@
 //! indices (streaming, strided, vector, kv-layout, row/column sums): totals of a whole launch
 //! from a few evaluations of [`unique_blocks_affine`], never a lane-by-lane replay.
 //!
-//! Two facts make them exact (the replay, `engine::replay`, is kept as their test oracle):
+//! Two facts make them exact (the replay, `replay::replay`, is kept as their test oracle):
 //!
 //! * One instruction whose active lanes are a contiguous prefix `0..n` reading `width` bytes at
 //!   `start + step * lane` touches `unique_blocks_affine(start, step, width, n, 32)` sectors.
@@ -14,7 +14,7 @@
 //!   millions of CTAs or loop iterations is at most 32 evaluations ([`periodic`]).
 
 use super::core::{ideal_sectors, unique_blocks_affine, SECTOR};
-use super::engine::GlobalTotals;
+use super::replay::GlobalTotals;
 
 /// Distinct 32-byte sectors of the `lanes` byte ranges `[start + i * step, … + width)`.
 #[inline]

@@ -18,7 +18,7 @@
 //! straight from the hashed indices. CTAs that are not full go through [`replay`]'s tracing.
 
 use super::core::{unique_blocks_affine, Bitset, FastMod, WarpAccess};
-use super::engine::{replay, Cta, Kernel, Totals};
+use super::replay::{replay, Cta, Kernel, Totals};
 use super::streaming::{LoadAt, Streaming};
 use crate::patterns::{hash32, Spec, Variant};
 

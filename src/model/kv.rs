@@ -18,7 +18,7 @@
 
 use super::closed::{add_instructions, periodic, sectors};
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel, Totals};
+use super::replay::{Cta, Kernel, Totals};
 use crate::patterns::{KvLayout, Spec, Variant};
 
 pub(super) struct Kv {
@@ -70,7 +70,7 @@ impl Kv {
         unique_blocks_affine(0, self.e, self.e, bytes / self.e, g)
     }
 
-    /// The launch's totals in closed form (`closed.rs`), equal to [`super::engine::replay`]'s
+    /// The launch's totals in closed form (`closed.rs`), equal to [`super::replay::replay`]'s
     /// when `head_dim` is a multiple of 32 (whole warps; every pair then starts a multiple of
     /// 32 bytes from pair 0 in the cache and in `out`), and for vLLM when it is fp16 with at
     /// most 16 tokens per block (each warp's lanes cover them: `o = l / 2`). `None` otherwise.

@@ -4,7 +4,7 @@
 //! Each `Spec` of `src/patterns/spec.rs` documents the arithmetic its kernel implements; the
 //! family files here mirror it (`streaming.rs`, `gather.rs`, `kv.rs`, `shared.rs`, `sums.rs`,
 //! `attention.rs`),
-//! the per-instruction rules are in `core.rs` and the CTA-by-CTA driver in `engine.rs`.
+//! the per-instruction rules are in `core.rs` and the CTA-by-CTA driver in `replay.rs`.
 //! Families whose addresses are affine (streaming, strided, vector, kv-layout, row/column
 //! sums; attention's key-tile loops, and the staging copy) are counted in closed form
 //! (`closed.rs`, `attention.rs`); the replay stays their test oracle
@@ -17,7 +17,7 @@
 //!   active lanes' byte ranges; an instruction whose lanes are all inactive is branched around
 //!   and not counted (ncu may count a fully predicated-off instruction as a 0-sector request).
 //! * `l2_read_sectors`: distinct load sectors per CTA, summed over CTAs (L1 reuse within a CTA
-//!   hits, nothing is reused across CTAs). See `engine.rs`.
+//!   hits, nothing is reused across CTAs). See `replay.rs`.
 //! * `dram_bytes_read`: distinct `l2_fetch_bytes`-aligned blocks of loaded bytes over the whole
 //!   launch × `l2_fetch_bytes` (cold L2 as under `--cache-control all`, no eviction between two
 //!   touches of a block: exact for streaming kernels, a lower bound for gathers over tables far
@@ -32,10 +32,10 @@
 mod attention;
 mod closed;
 mod core;
-mod engine;
 pub(crate) mod expr;
 mod gather;
 mod kv;
+mod replay;
 mod shared;
 mod streaming;
 mod sums;
@@ -46,7 +46,7 @@ mod reference;
 mod tests;
 
 pub(crate) use self::core::ideal_sectors;
-pub(crate) use self::engine::{GlobalTotals, SharedTotals, Totals};
+pub(crate) use self::replay::{GlobalTotals, SharedTotals, Totals};
 
 use crate::patterns::{AttentionStep, Spec, Variant};
 use crate::results::{Metrics, Row, Source};
@@ -107,7 +107,7 @@ fn outcome(v: &Variant, g: u64) -> Outcome {
 }
 
 fn outcome_by(v: &Variant, g: u64, method: Method) -> Outcome {
-    use engine::replay;
+    use replay::replay;
     let fast = method == Method::Fast;
     match &v.spec {
         Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. } => {

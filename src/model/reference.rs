@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::engine::{GlobalTotals, SharedTotals, Totals};
+use super::replay::{GlobalTotals, SharedTotals, Totals};
 use crate::patterns::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

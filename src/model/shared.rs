@@ -19,7 +19,7 @@
 //!   `tx + 32*ty`, i.e. one `ty` per warp and `tx` = lane.
 
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel};
+use super::replay::{Cta, Kernel};
 use crate::patterns::{SharedAccess, Spec, TransposeTile, Variant};
 
 pub(super) struct Shared {

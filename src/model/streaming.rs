@@ -12,7 +12,7 @@
 //! * `Vector`: load `in` as `width`-byte vectors, `base_offset` bytes past a 256-byte boundary,
 //!   element `j`; store `out[j]` (vectors, `out` aligned). When `base_offset % width != 0` the
 //!   kernel "falls back to scalar fp32 loads over the same `m * width / 4` floats": the launch
-//!   (`Launch::linear(m, 256, ilp)`) is unchanged, so each thread then handles
+//!   (`LaunchShape::linear(m, 256, ilp)`) is unchanged, so each thread then handles
 //!   `ilp * width / 4` floats under the same convention, with scalar fp32 stores (see the report:
 //!   the spec's "with `ilp` floats" is read this way, otherwise the launch would cover a quarter).
 //! * `Gather`: load `in[hash32(j, seed) % table]`, store `out[j]`.
@@ -22,7 +22,7 @@
 use super::closed::{add_instructions, partial_contiguous, periodic, sectors};
 use super::core::Bitset;
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel, Totals};
+use super::replay::{Cta, Kernel, Totals};
 use crate::patterns::{hash32, Spec, Variant, VecWidth};
 
 /// Where item `j`'s load goes.
@@ -139,7 +139,7 @@ impl Streaming {
         }
     }
 
-    /// The launch's totals in closed form (`closed.rs`), equal to [`super::engine::replay`]'s
+    /// The launch's totals in closed form (`closed.rs`), equal to [`super::replay::replay`]'s
     /// for affine and broadcast loads whenever warps are whole (`block % 32 == 0`); `None`
     /// otherwise (the hashed gather, odd blocks), which the replay then counts.
     ///

@@ -23,7 +23,7 @@
 
 use super::closed::{add_instructions, partial_contiguous, periodic, sectors};
 use super::core::{unique_blocks_affine, WarpAccess};
-use super::engine::{Cta, Kernel, Totals};
+use super::replay::{Cta, Kernel, Totals};
 use crate::patterns::{Spec, Variant};
 
 pub(super) struct Sums {
@@ -62,7 +62,7 @@ impl Sums {
         }
     }
 
-    /// The launch's totals in closed form (`closed.rs`), equal to [`super::engine::replay`]'s
+    /// The launch's totals in closed form (`closed.rs`), equal to [`super::replay::replay`]'s
     /// when blocks are whole warps; `None` otherwise. Outputs `0..n` split into `n / 32` full
     /// warps and at most one partial one. A warp of `k` lanes from output `i0` makes one load
     /// per loop index: row sums `4 · ((i0 + l) · cols + c)` (lanes `4 · cols` apart, starts 4

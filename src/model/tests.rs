@@ -4,7 +4,7 @@ use super::core::{shared_wavefronts, WarpAccess};
 use super::expr::analyze_layout;
 use super::reference::{reference, reference_at};
 use super::*;
-use crate::patterns::{variants, Launch, Pattern, Sizing};
+use crate::patterns::{variants, LaunchShape, Pattern, Sizing};
 
 /// The catalogue's variants at `sizing`, with the shared micro-benchmark cut to 3 blocks and
 /// 2 repetitions (its size does not follow `--size`; 2048 blocks are too slow byte by byte),
@@ -19,7 +19,7 @@ fn small_variants(sizing: Sizing) -> Vec<Variant> {
             if let Spec::Shared { blocks, reps, .. } = &mut v.spec {
                 *blocks = 3;
                 *reps = 2;
-                v.launch = Launch { grid: [3, 1, 1], block: v.launch.block };
+                v.launch = LaunchShape { grid: [3, 1, 1], block: v.launch.block };
             }
             out.push(v);
         }
@@ -254,10 +254,10 @@ fn interview_question_4_both_kv_layouts() {
 /// instruction and of one CTA share sectors and rows, and launches with partial CTAs.
 #[test]
 fn gather_fast_paths_match_the_replay_with_collisions() {
-    use super::engine::replay;
     use super::gather::{gather_outcome, Embedding};
+    use super::replay::replay;
     use super::streaming::Streaming;
-    use crate::patterns::Launch;
+    use crate::patterns::LaunchShape;
 
     let base = get(Pattern::Gather, "random_fp32", SMALL);
     // (lookups, table, ilp, block): collisions within warps and CTAs, partial last CTA,
@@ -271,7 +271,7 @@ fn gather_fast_paths_match_the_replay_with_collisions() {
     ] {
         let mut v = base.clone();
         v.spec = Spec::Gather { lookups, table, seed: 0x5eed, ilp };
-        v.launch = Launch::linear(lookups, block, ilp);
+        v.launch = LaunchShape::linear(lookups, block, ilp);
         let k = Streaming::from_variant(&v);
         let slow = reference(&v, 32);
         for g in [32u64, 64, 128] {
@@ -301,7 +301,7 @@ fn gather_fast_paths_match_the_replay_with_collisions() {
     ] {
         let mut v = base.clone();
         v.spec = Spec::EmbeddingRows { lookups, rows, dim, seed: 0x5eed, random };
-        v.launch = Launch::linear(lookups * 32, 256, 1);
+        v.launch = LaunchShape::linear(lookups * 32, 256, 1);
         let e = Embedding::from_variant(&v);
         let fast = e.totals();
         assert_eq!(fast, replay(&e), "embedding {lookups} of {rows} rows, dim {dim}");
@@ -320,8 +320,8 @@ fn gather_fast_paths_match_the_replay_with_collisions() {
 /// seconds with the project's debug profile (opt-level 1).
 #[test]
 fn gather_fast_paths_at_default_size() {
-    use super::engine::replay;
     use super::gather::{gather_outcome, Embedding};
+    use super::replay::replay;
     use super::streaming::Streaming;
 
     for v in variants(Pattern::Gather, Sizing::default()) {
@@ -353,7 +353,7 @@ pub(crate) fn derived(p: &Prediction) -> Metrics {
 /// The closed forms (`closed.rs`) against the replay of every CTA, for one variant: `None`
 /// when the family has no closed form for this shape (then the replay is what `predict` uses).
 fn closed_form(v: &Variant) -> Option<(Totals, Totals)> {
-    use super::engine::replay_every_cta;
+    use super::replay::replay_every_cta;
     match &v.spec {
         Spec::Strided { .. } | Spec::Broadcast { .. } | Spec::Vector { .. } => {
             let k = super::streaming::Streaming::from_variant(v);
@@ -422,7 +422,7 @@ fn closed_forms_equal_the_replay_on_every_variant() {
 /// (CTA 0 times the uniform prefix, the rest traced).
 #[test]
 fn closed_forms_equal_the_replay_at_default_size() {
-    use super::engine::replay;
+    use super::replay::replay;
     for p in
         [Pattern::Coalesced, Pattern::Offset, Pattern::Stride, Pattern::Broadcast, Pattern::Vector, Pattern::KvLayout]
     {
@@ -466,7 +466,7 @@ mod closed_props {
         Ok(())
     }
 
-    fn with(p: Pattern, spec: Spec, launch: Launch) -> Variant {
+    fn with(p: Pattern, spec: Spec, launch: LaunchShape) -> Variant {
         let mut v = variants(p, Sizing { bytes: 1 << 16 }).swap_remove(0);
         v.spec = spec;
         v.launch = launch;
@@ -481,13 +481,13 @@ mod closed_props {
 
         #[test]
         fn strided(m in 1u64..40_000, stride in 1u64..300, offset in 0u64..70, ilp in 1u32..9, b in 0usize..4) {
-            let launch = Launch::linear(m, BLOCKS[b], ilp);
+            let launch = LaunchShape::linear(m, BLOCKS[b], ilp);
             check(&with(Pattern::Stride, Spec::Strided { m, stride, offset, ilp }, launch))?;
         }
 
         #[test]
         fn broadcast(m in 1u64..60_000, per_warp: bool, ilp in 1u32..9, b in 0usize..4) {
-            let launch = Launch::linear(m, BLOCKS[b], ilp);
+            let launch = LaunchShape::linear(m, BLOCKS[b], ilp);
             check(&with(Pattern::Broadcast, Spec::Broadcast { m, per_warp, ilp }, launch))?;
         }
 
@@ -497,7 +497,7 @@ mod closed_props {
             // The launch covers the items of the path the kernel takes (vector or scalar).
             let items = if base_offset % width.bytes() == 0 { m } else { m * width.bytes() / 4 };
             let per = if base_offset % width.bytes() == 0 { ilp } else { ilp * width.bytes() as u32 / 4 };
-            let launch = Launch::linear(items, BLOCKS[b], per);
+            let launch = LaunchShape::linear(items, BLOCKS[b], per);
             check(&with(Pattern::Vector, Spec::Vector { width, m, base_offset, ilp }, launch))?;
         }
 
@@ -506,7 +506,7 @@ mod closed_props {
             let layout = [KvLayout::Nhd, KvLayout::Hnd, KvLayout::Hdn][layout];
             let dtype = if fp16 { crate::patterns::Dtype::Fp16 } else { crate::patterns::Dtype::Fp32 };
             let d = 32 * d;
-            let launch = Launch { grid: [(blocks * h) as u32, 1, 1], block: [d as u32, 1, 1] };
+            let launch = LaunchShape { grid: [(blocks * h) as u32, 1, 1], block: [d as u32, 1, 1] };
             let spec = Spec::Kv { layout, dtype, blocks, block_size: s, heads: h, head_dim: d };
             check(&with(Pattern::KvLayout, spec, launch))?;
         }
@@ -515,7 +515,7 @@ mod closed_props {
         fn kv_vllm(blocks in 1u64..12, h in 1u64..6, d in 1u64..5) {
             // vLLM's lane mapping covers 16 tokens per block (o = lane / 2): the catalogue's.
             let d = 32 * d;
-            let launch = Launch { grid: [(blocks * h).div_ceil(4) as u32, 1, 1], block: [128, 1, 1] };
+            let launch = LaunchShape { grid: [(blocks * h).div_ceil(4) as u32, 1, 1], block: [128, 1, 1] };
             let spec = Spec::Kv { layout: KvLayout::Vllm, dtype: crate::patterns::Dtype::Fp16, blocks, block_size: 16, heads: h, head_dim: d };
             check(&with(Pattern::KvLayout, spec, launch))?;
         }
@@ -523,7 +523,7 @@ mod closed_props {
         #[test]
         fn sums(along_rows: bool, rows in 1u64..200, cols in 1u64..200, b in 0usize..4) {
             let outputs = if along_rows { rows } else { cols };
-            let launch = Launch::linear(outputs, BLOCKS[b], 1);
+            let launch = LaunchShape::linear(outputs, BLOCKS[b], 1);
             check(&with(Pattern::Column, Spec::Sums { along_rows, rows, cols }, launch))?;
         }
     }
@@ -536,7 +536,7 @@ mod closed_props {
         #[test]
         fn kv_vllm_short_blocks(blocks in 1u64..40, s in 1u64..17, h in 1u64..10, d in 1u64..5) {
             let d = 32 * d;
-            let launch = Launch { grid: [(blocks * h).div_ceil(4) as u32, 1, 1], block: [128, 1, 1] };
+            let launch = LaunchShape { grid: [(blocks * h).div_ceil(4) as u32, 1, 1], block: [128, 1, 1] };
             let spec = Spec::Kv { layout: KvLayout::Vllm, dtype: crate::patterns::Dtype::Fp16, blocks, block_size: s, heads: h, head_dim: d };
             let v = with(Pattern::KvLayout, spec, launch);
             let (closed, replayed) = closed_form(&v).expect("closed form");

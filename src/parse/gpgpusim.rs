@@ -89,7 +89,7 @@ pub enum Space {
 
 /// Whether an instruction reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Direction {
+pub enum LoadOrStore {
     /// `ld`, `ldu`.
     Load,
     /// `st`, and atomics/reductions (read-modify-write, counted with the stores).
@@ -102,7 +102,7 @@ pub struct Access {
     /// Global or shared.
     pub space: Space,
     /// Load or store.
-    pub direction: Direction,
+    pub direction: LoadOrStore,
     /// Bytes per thread (`ld.global.v4.f32`: 16).
     pub bytes: u32,
 }
@@ -297,8 +297,8 @@ fn opcode_of(l: &str) -> Option<&str> {
 fn access_of(opcode: &str) -> Option<Access> {
     let mut parts = opcode.split('.');
     let direction = match parts.next()? {
-        "ld" | "ldu" => Direction::Load,
-        "st" | "atom" | "red" => Direction::Store,
+        "ld" | "ldu" => LoadOrStore::Load,
+        "st" | "atom" | "red" => LoadOrStore::Store,
         _ => return None,
     };
     let mut space = None;
@@ -530,13 +530,13 @@ $L__info_string0:
         assert!(at(15).is_entry);
         assert_eq!(at(18).opcode, "bra", "a predicated branch");
         let ld = at(20);
-        assert_eq!(ld.access, Some(Access { space: Space::Global, direction: Direction::Load, bytes: 16 }));
+        assert_eq!(ld.access, Some(Access { space: Space::Global, direction: LoadOrStore::Load, bytes: 16 }));
         assert_eq!(ld.source, Some(("/tmp/k/t.cu".into(), 2)), "the inlined callee's own line");
         assert_eq!(ld.call_sites, [("/tmp/k/t.cu".into(), 5)], "and where it was called");
         let st = at(22);
-        assert_eq!(st.access, Some(Access { space: Space::Global, direction: Direction::Store, bytes: 4 }));
+        assert_eq!(st.access, Some(Access { space: Space::Global, direction: LoadOrStore::Store, bytes: 4 }));
         assert_eq!(st.source, Some(("/tmp/k/t.cu".into(), 5)));
-        assert_eq!(at(23).access, Some(Access { space: Space::Shared, direction: Direction::Store, bytes: 2 }));
+        assert_eq!(at(23).access, Some(Access { space: Space::Shared, direction: LoadOrStore::Store, bytes: 2 }));
         assert_eq!(at(25).opcode, "ret");
         assert!(!ptx.instructions.contains_key(&24), "a label is no instruction");
         assert_eq!(ptx.instructions.keys().max(), Some(&25), "nothing of the debug section is code");

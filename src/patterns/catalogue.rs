@@ -1,6 +1,6 @@
 //! The variants of every built-in pattern, sized from one number (`--size`).
 
-use super::spec::{AttentionStep, Dtype, KvLayout, Launch, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
+use super::spec::{AttentionStep, Dtype, KvLayout, LaunchShape, SharedAccess, Spec, TransposeTile, Variant, VecWidth};
 use super::spec::{ATTENTION_HEAD_DIM, ATTENTION_TILE, SOFTMAX_BLOCK};
 use super::Pattern;
 
@@ -25,7 +25,7 @@ const KV_HEADS: u64 = 8;
 const EMBEDDING_DIM: u64 = 64;
 
 /// How big the pattern's main array is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sizing {
     /// Bytes of the main array.
     pub bytes: u64,
@@ -138,7 +138,7 @@ fn variant(
     pattern: Pattern,
     name: &str,
     kernel: &'static str,
-    launch: Launch,
+    launch: LaunchShape,
     access_bytes: u32,
     bytes: (u64, u64),
     spec: Spec,
@@ -157,14 +157,14 @@ fn variant(
 
 fn strided(pattern: Pattern, name: &str, kernel: &'static str, m: u64, stride: u64, offset: u64) -> Variant {
     let ilp = (BYTES_PER_THREAD / 4) as u32;
-    let launch = Launch::linear(m, BLOCK, ilp);
+    let launch = LaunchShape::linear(m, BLOCK, ilp);
     let spec = Spec::Strided { m, stride, offset, ilp };
     variant(pattern, name, kernel, launch, 4, (4 * m, 4 * m), spec)
 }
 
 fn broadcast(n: u64, per_warp: bool) -> Variant {
     let ilp = (BYTES_PER_THREAD / 4) as u32;
-    let launch = Launch::linear(n, BLOCK, ilp);
+    let launch = LaunchShape::linear(n, BLOCK, ilp);
     let (name, read) = if per_warp { ("warp_word", 4 * n.div_ceil(32)) } else { ("one_word", 4) };
     let spec = Spec::Broadcast { m: n, per_warp, ilp };
     variant(Pattern::Broadcast, name, "broadcast_read", launch, 4, (read, 4 * n), spec)
@@ -177,7 +177,7 @@ fn gather(n: u64) -> Vec<Variant> {
         Pattern::Gather,
         "random_fp32",
         "gather_random",
-        Launch::linear(lookups, BLOCK, ilp),
+        LaunchShape::linear(lookups, BLOCK, ilp),
         4,
         (4 * lookups, 4 * lookups),
         Spec::Gather { lookups, table: n, seed: SEED, ilp },
@@ -187,7 +187,7 @@ fn gather(n: u64) -> Vec<Variant> {
     let bytes = row_lookups * EMBEDDING_DIM * 4;
     let rows_variant = |random: bool| {
         let name = if random { "embedding_random" } else { "embedding_sequential" };
-        let launch = Launch::linear(row_lookups * 32, BLOCK, 1);
+        let launch = LaunchShape::linear(row_lookups * 32, BLOCK, 1);
         let spec = Spec::EmbeddingRows { lookups: row_lookups, rows, dim: EMBEDDING_DIM, seed: SEED, random };
         variant(Pattern::Gather, name, "gather_rows", launch, 4, (bytes, bytes), spec)
     };
@@ -200,7 +200,7 @@ fn vector(n: u64) -> Vec<Variant> {
         // One vector fewer when the base is shifted, so the last one stays inside the buffer.
         let m = n / per - u64::from(base_offset > 0);
         let ilp = (BYTES_PER_THREAD / width.bytes()) as u32;
-        let launch = Launch::linear(m, BLOCK, ilp);
+        let launch = LaunchShape::linear(m, BLOCK, ilp);
         let bytes = m * width.bytes();
         // A base the vector width does not divide takes the scalar fallback: 4-byte loads.
         let access = if base_offset % width.bytes() == 0 { width.bytes() } else { 4 };
@@ -225,10 +225,10 @@ fn kv(bytes: u64) -> Vec<Variant> {
         let read = blocks * s * h * d * dtype.bytes();
         let name = format!("{}_{}", layout.name().to_lowercase(), dtype.name());
         if layout == KvLayout::Vllm {
-            let launch = Launch { grid: [grid_dim((blocks * h).div_ceil(4)), 1, 1], block: [128, 1, 1] };
+            let launch = LaunchShape { grid: [grid_dim((blocks * h).div_ceil(4)), 1, 1], block: [128, 1, 1] };
             variant(Pattern::KvLayout, &name, "kv_read_vllm", launch, 8, (read, blocks * h * 32 * 4), spec)
         } else {
-            let launch = Launch { grid: [grid_dim(blocks * h), 1, 1], block: [d as u32, 1, 1] };
+            let launch = LaunchShape { grid: [grid_dim(blocks * h), 1, 1], block: [d as u32, 1, 1] };
             let access = dtype.bytes() as u32;
             variant(Pattern::KvLayout, &name, "kv_read", launch, access, (read, blocks * h * d * 4), spec)
         }
@@ -247,14 +247,14 @@ fn bank_conflicts(n: u64) -> Vec<Variant> {
     const SHARED_BLOCKS: u64 = 2048;
     const REPS: u32 = 8;
     let shared = |name: &str, access: SharedAccess| {
-        let launch = Launch { grid: [SHARED_BLOCKS as u32, 1, 1], block: [256, 1, 1] };
+        let launch = LaunchShape { grid: [SHARED_BLOCKS as u32, 1, 1], block: [256, 1, 1] };
         let spec = Spec::Shared { access, blocks: SHARED_BLOCKS, reps: REPS };
         variant(Pattern::BankConflicts, name, "shared_access", launch, 4, (0, SHARED_BLOCKS * 256 * 4), spec)
     };
     let side = square_side(n);
     let transpose = |name: &str, kernel: &'static str, tile: TransposeTile| {
         let tiles = grid_dim(side / 32);
-        let launch = Launch { grid: [tiles, tiles, 1], block: [32, 8, 1] };
+        let launch = LaunchShape { grid: [tiles, tiles, 1], block: [32, 8, 1] };
         let bytes = side * side * 4;
         variant(Pattern::BankConflicts, name, kernel, launch, 4, (bytes, bytes), Spec::Transpose { tile, n: side })
     };
@@ -273,7 +273,7 @@ fn column(n: u64) -> Vec<Variant> {
     let side = square_side(n);
     let make = |along_rows: bool| {
         let (name, kernel) = if along_rows { ("row_sums", "row_sums") } else { ("column_sums", "column_sums") };
-        let launch = Launch::linear(side, BLOCK, 1);
+        let launch = LaunchShape::linear(side, BLOCK, 1);
         let spec = Spec::Sums { along_rows, rows: side, cols: side };
         variant(Pattern::Column, name, kernel, launch, 4, (side * side * 4, side * 4), spec)
     };
@@ -303,16 +303,20 @@ fn reuse(bytes: u64, n: u64) -> Vec<Variant> {
         let (matrix, rows) = (4 * seq * seq, 4 * seq * d);
         let (launch, kernel, read, written) = match step {
             AttentionStep::Scores => {
-                (Launch { grid: [tiles, tiles, 1], block: tile_block }, "attn_scores", 2 * rows, matrix)
+                (LaunchShape { grid: [tiles, tiles, 1], block: tile_block }, "attn_scores", 2 * rows, matrix)
             }
             AttentionStep::Softmax => (
-                Launch { grid: [grid_dim(seq), 1, 1], block: [SOFTMAX_BLOCK as u32, 1, 1] },
+                LaunchShape { grid: [grid_dim(seq), 1, 1], block: [SOFTMAX_BLOCK as u32, 1, 1] },
                 "attn_softmax",
                 matrix,
                 matrix,
             ),
-            AttentionStep::Pv => (Launch { grid: [tiles, 1, 1], block: tile_block }, "attn_pv", matrix + rows, rows),
-            AttentionStep::Flash => (Launch { grid: [tiles, 1, 1], block: tile_block }, "attn_flash", 3 * rows, rows),
+            AttentionStep::Pv => {
+                (LaunchShape { grid: [tiles, 1, 1], block: tile_block }, "attn_pv", matrix + rows, rows)
+            }
+            AttentionStep::Flash => {
+                (LaunchShape { grid: [tiles, 1, 1], block: tile_block }, "attn_flash", 3 * rows, rows)
+            }
         };
         variant(Pattern::Reuse, &name, kernel, launch, 4, (read, written), Spec::Attention { step, seq })
     };
@@ -327,7 +331,7 @@ fn reuse(bytes: u64, n: u64) -> Vec<Variant> {
     }
     let ilp = (BYTES_PER_THREAD / 4) as u32;
     let staging = |name: &str, kernel: &'static str, staged: bool| {
-        let launch = Launch::linear(n, BLOCK, ilp);
+        let launch = LaunchShape::linear(n, BLOCK, ilp);
         variant(Pattern::Reuse, name, kernel, launch, 4, (4 * n, 4 * n), Spec::Staging { m: n, ilp, staged })
     };
     out.push(staging("direct", "reuse_direct", false));
@@ -406,7 +410,7 @@ mod tests {
         assert_eq!(names[..4], ["naive_s4096_scores", "naive_s4096_softmax", "naive_s4096_pv", "naive_s8192_scores"]);
         assert_eq!(names[9..], ["flash_s4096", "flash_s8192", "flash_s16384", "direct", "staged_once"]);
         let scores = &vs[0];
-        assert_eq!(scores.launch, Launch { grid: [64, 64, 1], block: [64, 1, 1] });
+        assert_eq!(scores.launch, LaunchShape { grid: [64, 64, 1], block: [64, 1, 1] });
         assert_eq!(scores.bytes_written, 4096 * 4096 * 4);
         assert!(
             scores.kernel_arg().contains(";step=scores;seq_len=4096;head_dim=64;tile=64"),

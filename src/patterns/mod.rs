@@ -13,7 +13,7 @@ pub use catalogue::{parse_size, sim_variants, variants, SizeError, Sizing};
 #[cfg(test)]
 pub(crate) use spec::Dtype;
 pub(crate) use spec::{hash32, AttentionStep, KvLayout, SharedAccess, Spec, TransposeTile, VecWidth};
-pub use spec::{Launch, Variant};
+pub use spec::{LaunchShape, Variant};
 pub(crate) use spec::{ATTENTION_HEAD_DIM, ATTENTION_TILE, SOFTMAX_BLOCK};
 
 use std::fmt;
@@ -112,6 +112,20 @@ impl fmt::Display for Pattern {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("unknown pattern `{0}` (known: {known})", known = Pattern::ALL.map(|p| p.name()).join(", "))]
 pub struct UnknownPattern(pub String);
+
+/// A pattern is written by its name (the Slurm task file), and read back as `--pattern` reads it.
+impl serde::Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 impl FromStr for Pattern {
     type Err = UnknownPattern;

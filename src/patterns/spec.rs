@@ -15,21 +15,21 @@ use super::Pattern;
 
 /// Grid and block dimensions of one launch, as ncu reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Launch {
+pub struct LaunchShape {
     /// Blocks per grid (x, y, z).
     pub grid: [u32; 3],
     /// Threads per block (x, y, z).
     pub block: [u32; 3],
 }
 
-impl Launch {
+impl LaunchShape {
     /// A 1-D launch of `items` items, `ilp` per thread, `block` threads per block.
     /// `grid.x` is capped at CUDA's limit (2^31 − 1); the catalogue's sizes stay far below it,
     /// and the kernels refuse a grid that does not cover their items.
-    pub fn linear(items: u64, block: u32, ilp: u32) -> Launch {
+    pub fn linear(items: u64, block: u32, ilp: u32) -> LaunchShape {
         let per_block = u64::from(block) * u64::from(ilp);
         let grid = items.div_ceil(per_block).max(1);
-        Launch { grid: [grid_x(grid), 1, 1], block: [block, 1, 1] }
+        LaunchShape { grid: [grid_x(grid), 1, 1], block: [block, 1, 1] }
     }
 
     /// Threads in one block.
@@ -274,7 +274,7 @@ pub struct Variant {
     /// The `extern "C"` kernel function ncu reports.
     pub kernel: &'static str,
     /// Its grid and block.
-    pub launch: Launch,
+    pub launch: LaunchShape,
     /// Bytes one thread asks for in one load of the measured access (4, 8 or 16).
     pub access_bytes: u32,
     /// Distinct bytes the algorithm must read and write (the denominator of amplification).

@@ -250,7 +250,7 @@ impl Summary {
                 s.kernels.push(Kernel { name: n, source: None, launches: r.launches, metrics: Vec::new() });
             }
         }
-        let mut rows: Vec<&LineRow> = report.rows.iter().filter(|r| crate::lines::gate::worth_naming(r)).collect();
+        let mut rows: Vec<&LineRow> = report.rows.iter().filter(|r| crate::lines::gate_rows::worth_naming(r)).collect();
         rows.sort_by(|a, b| crate::lines::aggregate::waste_order(a, b));
         s.lines = rows.into_iter().map(line_row).collect();
         s
@@ -539,7 +539,7 @@ fn worst_line(w: &WorstLine) -> Line {
 fn line_row(r: &LineRow) -> Line {
     Line {
         kernel: kernel_name(None, None, &r.kernel, r.rank),
-        location: place(&crate::lines::gate::line_label(r).unwrap_or_else(|| super::lines::location(r))),
+        location: place(&crate::lines::gate_rows::line_label(r).unwrap_or_else(|| super::lines::location(r))),
         op: r.op.as_deref().map(|o| visible(o).into_owned()),
         sectors_per_request: r.sectors_per_request,
         ideal_sectors_per_request: r.ideal_sectors_per_request,
@@ -547,7 +547,7 @@ fn line_row(r: &LineRow) -> Line {
         excess_share: r.excess_share,
         shared_wavefronts_per_ideal: r.shared_wavefronts_per_ideal,
         shared_excess_wavefronts: r.shared_excess_wavefronts.map(f64::round),
-        via: crate::lines::gate::via(r).map(|v| place(&v)),
+        via: crate::lines::gate_rows::via(r).map(|v| place(&v)),
         rule: r.rule,
         diagnosis: r.diagnosis.as_deref().map(|d| visible(d).into_owned()),
         code: r.source.as_deref().map(|c| name(c.trim(), CODE)),

@@ -13,7 +13,7 @@ use super::ToolError;
 
 /// How patterns are profiled, as the settings resolved it (ncu's own defaults unless asked
 /// otherwise): what `measure/` runs ncu, the timing run and GPGPU-Sim with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ProfilerSettings {
     pub cache_control: String,
     pub clock_control: String,

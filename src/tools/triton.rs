@@ -1,7 +1,7 @@
-//! Triton's compiler and interpreter, through coalprof's engine (`python/coalprof/_triton.py`,
+//! Triton's compiler and interpreter, through coalprof's Triton counter (`python/coalprof/_triton.py`,
 //! embedded here and written into the cache): the Python that has `triton` and `numpy`, found
 //! in the one discovery order ([`super::locate::ToolSearch::python`]), runs it with the request
-//! as JSON and prints the counts as JSON. The engine's own failures (a syntax error, a missing
+//! as JSON and prints the counts as JSON. The counter's own failures (a syntax error, a missing
 //! kernel or `--arg`, an access out of bounds) are one `error:` line and exit 2 or 3, passed on
 //! as they are; anything else is the tool's failure.
 
@@ -12,8 +12,8 @@ use super::process::{run_sync, Cmd};
 use super::ToolError;
 use crate::error::{Error, Result};
 
-/// The engine's source, carried by the binary so a `cargo install`ed coalprof has it too.
-pub const ENGINE: &str = include_str!("../../python/coalprof/_triton.py");
+/// The counter's source, carried by the binary so a `cargo install`ed coalprof has it too.
+pub const COUNTER: &str = include_str!("../../python/coalprof/_triton.py");
 
 /// The Triton versions `tests/it/triton.rs` passes on (docs/guide/triton.md lists them too;
 /// `coalprof setup triton` installs the newest).
@@ -51,10 +51,10 @@ impl Triton {
         out.status.success().then(|| out.stdout.trim().to_string())
     }
 
-    /// Run the engine (written under `cache` first) on `request` (JSON) about `file`: its JSON
-    /// document, or the engine's one `error:` line as a usage (exit 2) or input (exit 3) error.
+    /// Run the counter (written under `cache` first) on `request` (JSON) about `file`: its JSON
+    /// document, or the counter's one `error:` line as a usage (exit 2) or input (exit 3) error.
     pub fn run(&self, cache: &Path, file: &Path, request: &str) -> Result<String> {
-        let script = engine_file(cache)?;
+        let script = counter_file(cache)?;
         let cmd = Cmd::new(&self.python).arg(&script).arg(request).env("PYTHONDONTWRITEBYTECODE", "1");
         let out = run_sync(&cmd, None)?;
         if out.status.success() {
@@ -65,23 +65,23 @@ impl Triton {
             (Some(2), Some(m)) => Err(Error::usage(m)),
             (Some(3), Some(m)) => Err(Error::input(file, m)),
             (Some(130), _) => Err(Error::Interrupted),
-            _ => Err(ToolError::failed("coalprof's Triton engine failed", &cmd, &out).into()),
+            _ => Err(ToolError::failed("coalprof's Triton counter failed", &cmd, &out).into()),
         }
     }
 }
 
-/// The engine's file in the cache, named by a hash of its text (written once per version).
-fn engine_file(cache: &Path) -> Result<PathBuf> {
+/// The counter's file in the cache, named by a hash of its text (written once per version).
+fn counter_file(cache: &Path) -> Result<PathBuf> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    ENGINE.hash(&mut h);
-    let path = cache.join("triton").join(format!("engine-{:016x}.py", h.finish()));
+    COUNTER.hash(&mut h);
+    let path = cache.join("triton").join(format!("counter-{:016x}.py", h.finish()));
     if !path.is_file() {
         // Written beside and renamed, so a concurrent run never runs half a file.
         let dir = path.parent().unwrap_or(cache);
-        let tmp = dir.join(format!(".engine-{}.tmp", std::process::id()));
+        let tmp = dir.join(format!(".counter-{}.tmp", std::process::id()));
         std::fs::create_dir_all(dir)
-            .and_then(|_| std::fs::write(&tmp, ENGINE))
+            .and_then(|_| std::fs::write(&tmp, COUNTER))
             .and_then(|_| std::fs::rename(&tmp, &path))
             .map_err(|e| Error::write(&path, e))?;
     }

@@ -1,9 +1,9 @@
 //! `coalprof triton FILE.py::KERNEL`: a Triton kernel's per-line sectors per request without a
 //! GPU. The backend's room: the request (the kernel, grid, arguments, target) typed from the
-//! flags, the engine's counts read back, and turned into `lines`' rows at one seam
+//! flags, the counter's counts read back, and turned into `lines`' rows at one seam
 //! ([`crate::lines::counted`]); the run folder it saves and `lines RUN`/`check RUN` read.
 //!
-//! The counting is the engine's (`python/coalprof/_triton.py`, run by [`crate::tools::triton`]):
+//! The counting is the counter's (`python/coalprof/_triton.py`, run by [`crate::tools::triton`]):
 //! Triton's compiler gives each memory op's layout and vector width, its interpreter every
 //! program's addresses; per (program, warp, instruction) a request where a lane is active and
 //! the distinct 32-byte sectors of the active lanes' bytes, as ncu counts them.
@@ -20,7 +20,7 @@ use crate::lines::source::Sources;
 use crate::lines::{LineReport, Op, Options};
 use crate::metrics::Catalogue;
 
-/// The engine's document in a run folder.
+/// The counter's document in a run folder.
 pub const DOC_FILE: &str = "triton.json";
 
 /// One `--arg NAME=VALUE`.
@@ -142,7 +142,7 @@ pub fn parse_arch(text: &str) -> Result<u32> {
         .ok_or_else(|| Error::usage(format!("`--arch {text}` is not an architecture Triton targets (sm_70 … sm_120)")))
 }
 
-/// One kernel to interpret: everything the engine needs, as it reads it (JSON).
+/// One kernel to interpret: everything the counter needs, as it reads it (JSON).
 #[derive(Debug, Clone, Serialize)]
 pub struct Request {
     /// The kernel's file.
@@ -165,7 +165,7 @@ pub struct Request {
     pub programs: Option<u64>,
 }
 
-/// What the engine counted for one PTX memory instruction, summed over the programs.
+/// What the counter found for one PTX memory instruction, summed over the programs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Instruction {
     /// The kernel's file.
@@ -196,7 +196,7 @@ pub struct Instruction {
     pub threads: f64,
 }
 
-/// A line the engine could not count, and why.
+/// A line the counter could not count, and why.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NotModelled {
     /// The file.
@@ -222,7 +222,7 @@ pub struct Programs {
     pub sampled: Option<Vec<[u32; 3]>>,
 }
 
-/// The engine's document (`coalprof-triton/1`), also a run folder's `triton.json`.
+/// The counter's document (`coalprof-triton/1`), also a run folder's `triton.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Interpreted {
     /// `coalprof-triton/1`.
@@ -253,11 +253,11 @@ pub struct Interpreted {
     pub not_modelled: Vec<NotModelled>,
 }
 
-/// Interpret `request` with the engine.
+/// Interpret `request` with the counter.
 pub fn interpret(triton: &crate::tools::triton::Triton, cache: &Path, request: &Request) -> Result<Interpreted> {
     let json = serde_json::to_string(request).map_err(|e| Error::encoding("JSON", e))?;
     let out = triton.run(cache, &request.file, &json)?;
-    serde_json::from_str(&out).map_err(|e| Error::Internal(format!("the Triton engine's output is not its JSON: {e}")))
+    serde_json::from_str(&out).map_err(|e| Error::Internal(format!("the Triton counter's output is not its JSON: {e}")))
 }
 
 /// What a person should know of the counts: that they are interpreted, sampled, which lines
@@ -378,11 +378,11 @@ pub fn results(doc: &Interpreted, report: &LineReport) -> crate::results::Result
     };
     let mut r = crate::results::Results::new(provenance, Vec::new());
     r.notices = report.notices.clone();
-    r.worst_lines = crate::lines::gate::worst_lines(report, &|_| (None, None));
+    r.worst_lines = crate::lines::gate_rows::worst_lines(report, &|_| (None, None));
     r
 }
 
-/// The engine's document of a run folder `coalprof triton --out` saved, if `path` is one.
+/// The counter's document of a run folder `coalprof triton --out` saved, if `path` is one.
 pub fn folder(path: &Path) -> Option<PathBuf> {
     let doc = path.join(DOC_FILE);
     doc.is_file().then_some(doc)

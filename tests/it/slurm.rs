@@ -82,8 +82,12 @@ fn slurm_model_run_through_a_real_cluster_matches_the_local_run() {
     // The task runs with its run's settings, from a file, not re-spelled flags.
     let script = std::fs::read_to_string(run.join("slurm/stride.sh")).unwrap();
     assert!(script.contains("srun --ntasks=1") && script.contains(" task "), "{script}");
+    let exec = script.lines().find(|l| l.starts_with("exec ")).unwrap();
+    assert_eq!(exec.matches(" --").count(), 1, "no flag but srun's --ntasks: {exec}");
     let settings = json(&std::fs::read(run.join("slurm/stride.json")).unwrap());
-    assert_eq!((settings["pattern"].as_str(), settings["size_bytes"].as_u64()), (Some("stride"), Some(16 << 20)));
+    let task = &settings["run"];
+    assert_eq!((task["patterns"][0].as_str(), task["sizing"]["bytes"].as_u64()), (Some("stride"), Some(16 << 20)));
+    assert_eq!(settings["global"]["reader"], "native", "{settings}");
     coalprof().arg("check").arg(&run).assert().code(0);
     let cmp =
         json(&coalprof().args(["compare", "--format", "json"]).arg(tmp.path().join("local")).arg(&run).ok_stdout());

@@ -442,7 +442,7 @@ fn action_installs_the_wheel_with_pip_and_gates_with_it() {
 /// The `[triton]` extra in a fresh environment: Triton and numpy come with it (from PyPI, or
 /// pip's cache), torch does not (`import torch` fails), and `coalprof triton` works there with
 /// the environment's own Python found by discovery (no `COALPROF_PYTHON`). The kernel file
-/// imports torch at its top, as users' files do: the engine reads its `@triton.jit` functions
+/// imports torch at its top, as users' files do: the counter reads its `@triton.jit` functions
 /// from the syntax tree instead of importing it.
 #[test]
 fn triton_extra_installs_no_torch_and_coalprof_triton_runs() {

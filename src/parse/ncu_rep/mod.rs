@@ -16,11 +16,11 @@
 //! A result without a kernel name, a grid or metrics is not one ncu writes: an error, not a row.
 //!
 //! The layout and field numbers are in `docs/ncu-rep-format.md`; `framing` reads the
-//! container, `messages` declares the protobuf fields read, `records` builds the records,
+//! container, `proto` declares the protobuf fields read, `records` builds the records,
 //! [`units`] gives each metric the unit ncu prints for it (the file stores bare numbers).
 
 mod framing;
-mod messages;
+mod proto;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -30,7 +30,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
 use self::framing::Framing;
-use self::messages::{BlockHeader, FileHeader, ProfileResult, ProfileResultLean, SourceData};
+use self::proto::{BlockHeader, FileHeader, ProfileResult, ProfileResultLean, SourceData};
 use self::records::{Context, Module, Name};
 use super::csv::Keep;
 use super::{LaunchRecord, SourceCounters};
@@ -141,13 +141,13 @@ pub fn read_launches(path: &Path) -> Result<Report, ReadError> {
 
 /// Open a report and check its header; the launches then stream from the iterator, read
 /// within `bounds`.
-pub fn open(path: &Path, bounds: Bounds) -> Result<Launches, ReadError> {
-    Launches::new(Framing::open(path, bounds)?, bounds)
+pub fn open(path: &Path, bounds: Bounds) -> Result<LaunchStream, ReadError> {
+    LaunchStream::new(Framing::open(path, bounds)?, bounds)
 }
 
 /// Open a report held in memory (tests, fuzzing), untrusted.
-pub fn from_bytes(bytes: Vec<u8>) -> Result<Launches, ReadError> {
-    Launches::new(Framing::from_bytes(bytes)?, Bounds::Untrusted)
+pub fn from_bytes(bytes: Vec<u8>) -> Result<LaunchStream, ReadError> {
+    LaunchStream::new(Framing::from_bytes(bytes)?, Bounds::Untrusted)
 }
 
 /// A result waiting for names a later block's string table adds.
@@ -190,13 +190,13 @@ struct Block {
 }
 
 /// The launches of one report, in file order. After an error it yields nothing more.
-pub struct Launches {
+pub struct LaunchStream {
     framing: Framing,
     /// The cumulative string table: indices count from the first block of the file.
     names: Vec<Name>,
-    /// Records only (see [`Launches::records_only`]): metrics filtered, no source counters.
+    /// Records only (see [`LaunchStream::records_only`]): metrics filtered, no source counters.
     keep: Option<Keep>,
-    /// With `keep`: the source counters all the same (see [`Launches::source_counters_only`]).
+    /// With `keep`: the source counters all the same (see [`LaunchStream::source_counters_only`]).
     instanced: bool,
     modules: HashMap<u64, Module>,
     bounds: Bounds,
@@ -212,14 +212,14 @@ pub struct Launches {
     failed: bool,
 }
 
-impl Launches {
-    fn new(mut framing: Framing, bounds: Bounds) -> Result<Launches, ReadError> {
+impl LaunchStream {
+    fn new(mut framing: Framing, bounds: Bounds) -> Result<LaunchStream, ReadError> {
         let compressed = framing.compressed;
         let header: FileHeader = framing.message("the file header").map_err(|e| e.decompressed(compressed))?;
         if header.version != FORMAT_VERSION {
             return Err(ReadError::UnknownVersion { version: header.version });
         }
-        Ok(Launches {
+        Ok(LaunchStream {
             framing,
             names: Vec::new(),
             keep: None,
@@ -239,7 +239,7 @@ impl Launches {
 
     /// Yield only the launch records, with only the metrics `keep` wants: the instanced values
     /// and the modules are skipped undecoded (`source` is then empty). What `analyze` reads.
-    pub fn records_only(mut self, keep: Keep) -> Launches {
+    pub fn records_only(mut self, keep: Keep) -> LaunchStream {
         self.keep = Some(keep);
         self
     }
@@ -248,7 +248,7 @@ impl Launches {
     /// counters (the modules, and the instances of the per-instruction metrics in
     /// [`crate::parse::source_metrics`]): what the per-line sums read, without turning the
     /// hundreds of other metrics of each launch, or their instances, into values.
-    pub fn source_counters_only(mut self, keep: Keep) -> Launches {
+    pub fn source_counters_only(mut self, keep: Keep) -> LaunchStream {
         self.keep = Some(keep);
         self.instanced = true;
         self
@@ -337,7 +337,7 @@ impl Launches {
                     (Some(_), true) => {
                         let names = &self.names;
                         let wanted = |id: u32| names.get(id as usize).is_none_or(|n| n.instanced);
-                        self.framing.decoded(len, what, |b| messages::decode_result(b, wanted))?
+                        self.framing.decoded(len, what, |b| proto::decode_result(b, wanted))?
                     }
                 };
                 if let Some(missing) = records::missing(&result) {
@@ -438,7 +438,7 @@ impl Launches {
     }
 }
 
-impl Iterator for Launches {
+impl Iterator for LaunchStream {
     type Item = Result<NativeLaunch, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use prost::Message;
 
-use super::messages::{NvtxState, ProfileResult, SourceData};
+use super::proto::{NvtxState, ProfileResult, SourceData};
 use super::units::ncu_unit;
 use crate::parse::csv::Keep;
 use crate::parse::source_metrics;
@@ -172,7 +172,7 @@ pub(super) fn convert(
         counters.sources = m.sources;
         counters.sm_revision = m.sm_revision;
     }
-    let dims = |d: Option<super::messages::Uint64x3>| {
+    let dims = |d: Option<super::proto::Uint64x3>| {
         d.and_then(|d| Some([u32::try_from(d.x).ok()?, u32::try_from(d.y).ok()?, u32::try_from(d.z).ok()?]))
     };
     let (grid, block) = launch_shape(dims(r.grid), dims(r.block), &metrics);
@@ -195,7 +195,7 @@ pub(super) fn convert(
 }
 
 /// A metric's instances as (correlation id, value).
-fn instance_pairs(m: &super::messages::MetricResult) -> Vec<(u64, f64)> {
+fn instance_pairs(m: &super::proto::MetricResult) -> Vec<(u64, f64)> {
     (m.instances.iter())
         .filter_map(|e| Some((e.correlation_id.as_ref()?.integer()?, e.value.as_ref()?.number()?)))
         .collect()
@@ -211,7 +211,7 @@ const SOURCE_METRICS: &[&str] =
 /// (and one instance repeats it); from 2025.1 the scalar is the number of functions and the
 /// PCs are only in the instances (docs/ncu-rep-format.md). So: the instances' values in order
 /// of their correlation ids (the first is the kernel's own), else the scalar.
-fn function_pcs(m: &super::messages::MetricResult) -> Vec<u64> {
+fn function_pcs(m: &super::proto::MetricResult) -> Vec<u64> {
     let mut instances: Vec<(u64, u64)> = m
         .instances
         .iter()

@@ -4,7 +4,7 @@
 
 use prost::Message;
 
-use super::messages::{
+use super::proto::{
     BlockHeader, FileHeader, ListElement, MetricResult, MetricValue, ProfileResult, StringTable, Uint64x3,
 };
 use super::{from_bytes, ReadError, MAX_RESULT};
@@ -175,7 +175,7 @@ fn source_counters_decode_the_instances_of_the_per_instruction_metrics_only() {
             block(names(&["memory_type"]), &[], &[]),
         ],
     );
-    let read = |l: super::Launches| l.map(|l| l.unwrap().source).next().unwrap();
+    let read = |l: super::LaunchStream| l.map(|l| l.unwrap().source).next().unwrap();
     let names = |sc: &crate::parse::SourceCounters| sc.instanced.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>();
     let all = read(from_bytes(bytes.clone()).unwrap());
     assert_eq!(names(&all), ["inst_executed", "smsp__pcsamp_sample_count", "memory_type"]);

@@ -59,7 +59,7 @@ pub(crate) fn location(r: &LineRow) -> String {
 /// Where a row's accesses were made inside a library, when it stands on the user's line that
 /// called it: `sm_32_intrinsics.hpp:302` (file names only; several joined by `, `).
 pub(crate) fn via(r: &LineRow) -> Option<String> {
-    crate::lines::gate::via(r)
+    crate::lines::gate_rows::via(r)
 }
 
 /// The note beside a row whose accesses were made inside a library.
