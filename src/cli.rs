@@ -29,8 +29,9 @@ pub(crate) struct Cli {
 #[derive(Debug, Args)]
 pub(crate) struct Global {
     /// Output format on stdout. `run`, `profile`, `analyze` and `report` write all but svg;
-    /// `lines`, `triton`, `check` and `compare` table, markdown, json, csv and html; `history` all
-    /// but the benchmark formats. A format a command does not write is refused (exit 2).
+    /// `lines`, `triton` and `check` table, markdown, json, csv, html, summary and summary-md;
+    /// `compare` table, markdown, json, csv and html; `history` those and svg. A format a
+    /// command does not write is refused (exit 2).
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Kernels, lines and checks `--format summary` and `summary-md` show, each (0: all); by

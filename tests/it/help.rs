@@ -175,15 +175,16 @@ fn format_help_says_which_command_writes_which_format_and_each_does() {
     let formats: Vec<String> =
         (block.lines()).filter_map(|l| l.trim().strip_prefix("- ")?.split(':').next().map(str::to_string)).collect();
     assert!(formats.len() >= 9 && formats.contains(&"svg".to_string()), "{formats:?}");
-    let said = "`run`, `profile`, `analyze` and `report` write all but svg; `lines`, `triton`, `check` and \
-                `compare` table, markdown, json, csv and html; `history` all but the benchmark formats. A format \
-                a command does not write is refused (exit 2)";
+    let said = "`run`, `profile`, `analyze` and `report` write all but svg; `lines`, `triton` and `check` table, \
+                markdown, json, csv, html, summary and summary-md; `compare` table, markdown, json, csv and html; \
+                `history` those and svg. A format a command does not write is refused (exit 2)";
     assert!(words(&top).contains(said), "{top}");
     /// Which formats each kind of report is written in, as the sentence says.
     type Writes = fn(&str) -> bool;
     let results: Writes = |f| f != "svg";
-    let lines: Writes = |f| ["table", "markdown", "json", "csv", "html"].contains(&f);
-    let history: Writes = |f| !["bencher", "github-benchmark", "github-benchmark-bigger"].contains(&f);
+    let tables: Writes = |f| ["table", "markdown", "json", "csv", "html"].contains(&f);
+    let lines: Writes = |f| ["table", "markdown", "json", "csv", "html", "summary", "summary-md"].contains(&f);
+    let history: Writes = |f| ["table", "markdown", "json", "csv", "html", "svg"].contains(&f);
 
     // Two saved runs (the model, small), for `report` and `history`.
     let dir = tempfile::tempdir().unwrap();
@@ -201,7 +202,7 @@ fn format_help_says_which_command_writes_which_format_and_each_does() {
         (vec!["report", run_a.to_str().unwrap()], results),
         (vec!["lines", rep], lines),
         (vec!["check", csv], lines),
-        (vec!["compare", csv, csv], lines),
+        (vec!["compare", csv, csv], tables),
         (vec!["history", runs], history),
     ];
     for (args, writes) in &commands {
