@@ -31,6 +31,10 @@ pub(crate) struct Global {
     /// Output format on stdout.
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Kernels, lines and checks `--format summary` and `summary-md` show, each (0: all); by
+    /// default 5 of each, within 4 KB of JSON.
+    #[arg(long, global = true, value_name = "N")]
+    pub summary_limit: Option<usize>,
     /// When to colour the terminal table (`NO_COLOR` is honoured under `auto`).
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,

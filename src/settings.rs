@@ -76,6 +76,8 @@ pub struct CheckSettings {
     pub width: Option<usize>,
     /// `--sarif FILE`: the wasteful lines of `.ncu-rep` inputs as SARIF 2.1.0.
     pub sarif: Option<PathBuf>,
+    /// How much `--format summary` shows (`--summary-limit`).
+    pub summary: crate::style::SummaryOptions,
     /// The checkout source paths are made relative to (line rows, SARIF).
     pub source_root: PathBuf,
 }
@@ -267,7 +269,9 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
     let cache = kernel_cache(project.as_deref(), env);
     let common = Common {
         format: global.format,
-        style: Style::new(&catalogue, color).with_width((!global.wide).then_some(env.columns)),
+        style: Style::new(&catalogue, color)
+            .with_width((!global.wide).then_some(env.columns))
+            .with_summary_limit(global.summary_limit),
         catalogue,
         rules,
         derivation,
@@ -368,6 +372,7 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             exit_zero: a.exit_zero,
             color: common.style.color,
             width: common.style.width,
+            summary: common.style.summarising("check", None).summary,
             sarif: a.sarif.clone(),
             source_root: env.cwd.clone(),
         },

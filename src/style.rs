@@ -29,6 +29,12 @@ pub enum Format {
     GithubBenchmarkBigger,
     /// An SVG trend (`history` only).
     Svg,
+    /// The compact, versioned summary (`coalprof-summary/1` JSON, a few KB): per kernel the
+    /// headline numbers against their ideal, the worst lines with their diagnosis, the gate's
+    /// verdict (`docs/guide/summary.md`).
+    Summary,
+    /// The same summary as markdown, for people.
+    SummaryMd,
 }
 
 /// `lines`' rows: per source line, or per SASS instruction (`--by`). How the per-line sums are
@@ -70,6 +76,21 @@ pub struct Style {
     /// The width terminal tables fit (`COLUMNS`, the terminal's, else 100); `None` with
     /// `--wide`: every column, as wide as it comes.
     pub width: Option<usize>,
+    /// What the summary formats (`--format summary`, `summary-md`) say besides the data.
+    pub summary: SummaryOptions,
+}
+
+/// What the summary (`render/summary.rs`) shows besides the result itself: how much of it, the
+/// command that made it and the run folder that holds the whole of it.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryOptions {
+    /// `--summary-limit N`: the kernels, lines and checks shown, each (`Some(0)`: all). `None`:
+    /// the default, a few of each and at most 4 KB of JSON.
+    pub limit: Option<usize>,
+    /// The command that made the result (`analyze`), set by the command.
+    pub command: &'static str,
+    /// The run folder the command saved, where it saved one.
+    pub run_folder: Option<std::path::PathBuf>,
 }
 
 impl Style {
@@ -78,17 +99,45 @@ impl Style {
         let units = (catalogue.columns.iter())
             .filter_map(|c| Some((c.key.clone(), catalogue.unit(&c.key)?.to_string())))
             .collect();
-        Style { color, columns: catalogue.columns.clone(), directions: catalogue.directions(), units, width: None }
+        Style {
+            color,
+            columns: catalogue.columns.clone(),
+            directions: catalogue.directions(),
+            units,
+            width: None,
+            summary: SummaryOptions::default(),
+        }
     }
 
     /// A style without the catalogue (its columns, directions and units are empty): colour
     /// and width, all the verdict table uses.
     pub(crate) fn plain(color: bool, width: Option<usize>) -> Style {
-        Style { color, columns: Vec::new(), directions: Default::default(), units: Default::default(), width }
+        Style {
+            color,
+            columns: Vec::new(),
+            directions: Default::default(),
+            units: Default::default(),
+            width,
+            summary: SummaryOptions::default(),
+        }
     }
 
     /// The same style, fitting terminal tables to `width` characters (`None`: no limit).
     pub fn with_width(self, width: Option<usize>) -> Style {
         Style { width, ..self }
+    }
+
+    /// The same style, with the summary's limit (`--summary-limit`).
+    pub fn with_summary_limit(mut self, limit: Option<usize>) -> Style {
+        self.summary.limit = limit;
+        self
+    }
+
+    /// The same style, for the summary of `command`'s result (saved in `run_folder`, if any).
+    pub fn summarising(&self, command: &'static str, run_folder: Option<&std::path::Path>) -> Style {
+        let mut style = self.clone();
+        style.summary.command = command;
+        style.summary.run_folder = run_folder.map(std::path::Path::to_path_buf);
+        style
     }
 }

@@ -199,7 +199,9 @@ pub(crate) fn run_printing(
     }
     report.code = code;
     let mut errors = Vec::new();
-    let text = crate::render::render_check(&report, format, &Style::plain(settings.color, settings.width))?;
+    let mut style = Style::plain(settings.color, settings.width);
+    style.summary = settings.summary.clone();
+    let text = crate::render::render_check(&report, format, &style)?;
     // The table and the markdown are text for people: annotations follow them on stdout. JSON,
     // CSV and HTML are parsed: nothing else may share stdout with them.
     let table = matches!(format, Format::Table | Format::Markdown);

@@ -42,7 +42,7 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
         Format::Html => {
             crate::render::html::Lines { context: context(report, &mut sources) }.render(report, &common.style)
         }
-        f => crate::render::render_lines(report, f, &common.style),
+        f => crate::render::render_lines(report, f, &common.style.summarising("lines", None)),
     })
 }
 
@@ -74,7 +74,7 @@ fn nothing_matched(what: &str, s: &LinesSettings) -> Error {
 
 /// The rows in the asked format, for the inputs whose page needs no source context.
 fn rendered(common: &Common) -> impl FnOnce(&crate::lines::LineReport) -> Result<String> + '_ {
-    |report| crate::render::render_lines(report, common.format, &common.style)
+    |report| crate::render::render_lines(report, common.format, &common.style.summarising("lines", None))
 }
 
 /// `lines RUN` on run folders `profile --backend sim` saved (`measure::sim::line_report`).

@@ -22,7 +22,7 @@ pub(crate) fn run(common: &Common, m: &ExprSettings) -> Result<Exit> {
         backend: crate::results::Backend::Model,
         ..Provenance::default()
     };
-    super::print(&render(&Results::new(prov, rows.into()), common.format, &common.style)?)?;
+    super::print(&render(&Results::new(prov, rows.into()), common.format, &common.style.summarising("model", None))?)?;
     Ok(Exit::Ok)
 }
 

@@ -22,7 +22,9 @@ pub(crate) fn run(common: &Common, s: &PatternsSettings) -> Result<Exit> {
         | Format::Bencher
         | Format::GithubBenchmark
         | Format::GithubBenchmarkBigger
-        | Format::Svg) => return Err(other.unsupported("patterns")),
+        | Format::Svg
+        | Format::Summary
+        | Format::SummaryMd) => return Err(other.unsupported("patterns")),
     };
     super::print(&text)?;
     Ok(Exit::Ok)

@@ -93,7 +93,7 @@ pub(crate) fn run(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     );
     dir.save(&run_folder(&results, &common.style)?)?;
     tracing::info!(run = %dir.path.display(), "saved");
-    super::print(&render(&results, common.format, &common.style)?)?;
+    super::print(&render(&results, common.format, &common.style.summarising("profile", Some(&dir.path)))?)?;
     Ok(Exit::Ok)
 }
 
@@ -160,7 +160,7 @@ fn simulated(common: &Common, s: &ProfileSettings) -> Result<Exit> {
     record.save(&dir)?;
     dir.save(&run_folder(&results, &common.style)?)?;
     tracing::info!(run = %dir.path.display(), "saved; `coalprof lines {}` names the lines", dir.path.display());
-    super::print(&render(&results, common.format, &common.style)?)?;
+    super::print(&render(&results, common.format, &common.style.summarising("profile", Some(&dir.path)))?)?;
     Ok(Exit::Ok)
 }
 

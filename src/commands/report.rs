@@ -14,6 +14,8 @@ pub(crate) fn run(common: &Common, run: &Path) -> Result<Exit> {
         _ => run.to_path_buf(),
     };
     let results = read_results_json(&file)?;
+    let style =
+        common.style.summarising("report", file.parent().filter(|_| kind(run).is_ok_and(|k| k == Kind::RunDir)));
     // A run folder saved with its plots: markdown links them, as in its own `results.md`.
     let folder = file.parent().unwrap_or(Path::new("."));
     let files: Vec<String> = plot_files(&results).into_iter().flat_map(|(_, f)| f).collect();
@@ -22,9 +24,9 @@ pub(crate) fn run(common: &Common, run: &Path) -> Result<Exit> {
         let page = crate::render::html::Report { title: format!("coalprof report: {name}") };
         crate::render::Exporter::render(&page, &results, &common.style)?
     } else if !files.is_empty() && files.iter().all(|f| folder.join(f).is_file()) {
-        render_with_plots(&results, common.format, &common.style)?
+        render_with_plots(&results, common.format, &style)?
     } else {
-        render(&results, common.format, &common.style)?
+        render(&results, common.format, &style)?
     };
     super::print(&text)?;
     Ok(Exit::Ok)

@@ -3,6 +3,8 @@
 //! GPUs (`--gpus`) or a Slurm cluster (`--slurm`). Wiring only: choose the executor, hand it to
 //! the one loop (`engine::drive`), print what it returns.
 
+use std::path::PathBuf;
+
 use crate::engine::{self, local, ncu, slurm, Executor, Record, Task};
 use crate::error::Result;
 use crate::exit::Exit;
@@ -13,12 +15,13 @@ use crate::settings::{Backend, Common, RunSettings};
 use crate::store::RunDir;
 
 pub(crate) fn run(common: &Common, s: &RunSettings) -> Result<Exit> {
-    let (results, exit) = execute(common, s)?;
-    super::print(&render(&results, common.format, &common.style)?)?;
+    let (results, exit, folder) = execute(common, s)?;
+    super::print(&render(&results, common.format, &common.style.summarising("run", Some(&folder)))?)?;
     Ok(exit)
 }
 
-fn execute(common: &Common, s: &RunSettings) -> Result<(Results, Exit)> {
+/// The run's results, its exit code, and the run folder it saved.
+fn execute(common: &Common, s: &RunSettings) -> Result<(Results, Exit, PathBuf)> {
     let model = ModelSettings { l2_fetch_bytes: s.l2_fetch_bytes };
     let one_per_pattern = || s.patterns.iter().map(|&pattern| Task { pattern, partition: None }).collect::<Vec<_>>();
     // Under Slurm each task chooses its backend on its own node, where the GPUs are.
@@ -54,9 +57,10 @@ fn drive(
     common: &Common,
     backend: &str,
     record: Record,
-) -> Result<(Results, Exit)> {
+) -> Result<(Results, Exit, PathBuf)> {
     let dir = RunDir::create(&s.out_base, s.run_id.as_deref(), backend)?;
-    engine::drive(exec, tasks, &dir, &common.style, record)
+    let (results, exit) = engine::drive(exec, tasks, &dir, &common.style, record)?;
+    Ok((results, exit, dir.path))
 }
 
 /// `auto` measures only where a GPU and ncu are both present, and says so when it cannot: the

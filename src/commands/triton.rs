@@ -33,7 +33,11 @@ pub(crate) fn run(common: &Common, s: &TritonSettings) -> Result<Exit> {
     for n in &report.notices {
         crate::messages::note(n);
     }
-    super::print(&crate::render::render_lines(&report, common.format, &common.style)?)?;
+    super::print(&crate::render::render_lines(
+        &report,
+        common.format,
+        &common.style.summarising("triton", s.out.as_deref()),
+    )?)?;
     if let Some(path) = &s.sarif {
         super::write_sarif(path, &report, &|_| "warning")?;
     }

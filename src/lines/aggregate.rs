@@ -535,23 +535,13 @@ pub(super) fn finish(
         })
         .collect();
     out.sort_by(|(ga, a), (gb, b)| {
-        // Per group: waste first, global and shared on one scale (excess sectors and excess
-        // wavefronts are each a 32-byte or 128-byte transfer beyond the ideal: a 32-way bank
-        // conflict outranks a coalesced load); among equals, the heaviest traffic; then by
-        // place, for stable output.
-        let key = |r: &LineRow| {
-            let traffic = r.sectors.unwrap_or(0.0) + r.shared_wavefronts.unwrap_or(0.0);
-            let excess = match (r.excess_sectors, r.shared_excess_wavefronts) {
-                (None, None) => -1.0,
-                (s, w) => s.unwrap_or(0.0) + w.unwrap_or(0.0),
-            };
-            (excess, traffic)
-        };
-        let (ka, kb) = (key(a), key(b));
-        ga.cmp(gb)
-            .then(kb.0.total_cmp(&ka.0))
-            .then(kb.1.total_cmp(&ka.1))
-            .then((&a.file, a.line, a.pc_offset, a.kind).cmp(&(&b.file, b.line, b.pc_offset, b.kind)))
+        // Per group: worst first (`waste_order`); then by place, for stable output.
+        ga.cmp(gb).then(waste_order(a, b)).then((&a.file, a.line, a.pc_offset, a.kind).cmp(&(
+            &b.file,
+            b.line,
+            b.pc_offset,
+            b.kind,
+        )))
     });
     say_advice_once(&mut out);
     let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
@@ -565,6 +555,24 @@ pub(super) fn finish(
         .map(|(_, r)| r)
         .collect())
 }
+/// How two rows rank, worst first: waste first, global and shared on one scale (excess sectors
+/// and excess wavefronts are each a 32-byte or 128-byte transfer beyond the ideal: a 32-way bank
+/// conflict outranks a coalesced load); among equals, the heaviest traffic. The one ranking of
+/// lines: each kernel's rows here, and the worst lines across kernels of the summary
+/// (`render/summary.rs`).
+pub(crate) fn waste_order(a: &LineRow, b: &LineRow) -> std::cmp::Ordering {
+    let key = |r: &LineRow| {
+        let traffic = r.sectors.unwrap_or(0.0) + r.shared_wavefronts.unwrap_or(0.0);
+        let excess = match (r.excess_sectors, r.shared_excess_wavefronts) {
+            (None, None) => -1.0,
+            (s, w) => s.unwrap_or(0.0) + w.unwrap_or(0.0),
+        };
+        (excess, traffic)
+    };
+    let (ka, kb) = (key(a), key(b));
+    kb.0.total_cmp(&ka.0).then(kb.1.total_cmp(&ka.1))
+}
+
 /// Advice that names no waste (a coalesced narrow access in a loop: "vectorise") is said once
 /// per kernel, on its heaviest line, naming how many more lines it fits: on every coalesced
 /// line of a kernel it would bury the line that wastes.

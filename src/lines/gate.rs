@@ -50,6 +50,14 @@ pub(crate) fn row_key(r: &LineRow) -> Option<String> {
     Some(row(r)?.key())
 }
 
+/// Whether a row is one of the worst lines: it wastes (sectors or wavefronts beyond the ideal)
+/// or has advice. The run's worst lines and the summary's (`render/summary.rs`) keep these.
+pub(crate) fn worth_naming(r: &LineRow) -> bool {
+    r.excess_sectors.is_some_and(|e| e > 0.0)
+        || r.shared_excess_wavefronts.is_some_and(|e| e > 0.0)
+        || r.diagnosis.is_some()
+}
+
 /// The report's rows that have a line, as the run's worst lines (the report is already cut to
 /// the top rows per launch). `label` names each row's pattern and variant, from its launch id.
 pub(crate) fn worst_lines(
@@ -59,11 +67,7 @@ pub(crate) fn worst_lines(
     report
         .rows
         .iter()
-        .filter(|r| {
-            r.excess_sectors.is_some_and(|e| e > 0.0)
-                || r.shared_excess_wavefronts.is_some_and(|e| e > 0.0)
-                || r.diagnosis.is_some()
-        })
+        .filter(|r| worth_naming(r))
         .filter_map(|r| {
             let (pattern, variant) = label(r.launch);
             Some(WorstLine {

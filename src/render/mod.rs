@@ -15,13 +15,14 @@ mod json;
 pub(crate) mod lines;
 mod markdown;
 mod plot;
+pub(crate) mod summary;
 mod table;
 mod worst;
 
 use crate::error::Result;
 use crate::results::Results;
 
-pub use crate::style::{Format, Style};
+pub use crate::style::{Format, Style, SummaryOptions};
 
 pub(crate) use columns::{Column, Fmt};
 pub use folder::{results_file, run_folder};
@@ -46,6 +47,8 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Bencher => Box::new(benchmark::Bencher),
         Format::GithubBenchmark => Box::new(benchmark::GithubBenchmark(crate::metrics::Direction::Lower)),
         Format::GithubBenchmarkBigger => Box::new(benchmark::GithubBenchmark(crate::metrics::Direction::Higher)),
+        Format::Summary => Box::new(summary::Exporter { markdown: false }),
+        Format::SummaryMd => Box::new(summary::Exporter { markdown: true }),
         Format::Svg => Box::new(Unsupported(format)),
     }
 }
@@ -79,6 +82,8 @@ pub fn render_with_plots(results: &Results, format: Format, style: &Style) -> Re
         | Format::Bencher
         | Format::GithubBenchmark
         | Format::GithubBenchmarkBigger
+        | Format::Summary
+        | Format::SummaryMd
         | Format::Svg => render(results, format, style),
     }
 }
@@ -92,6 +97,8 @@ pub(crate) fn lines_exporter(format: Format) -> Box<dyn lines::LinesExporter> {
         Format::Json => Box::new(lines::json::Json),
         Format::Csv => Box::new(lines::csv::Csv),
         Format::Html => Box::new(html::Lines { context: Default::default() }),
+        Format::Summary => Box::new(summary::Exporter { markdown: false }),
+        Format::SummaryMd => Box::new(summary::Exporter { markdown: true }),
         other @ (Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger | Format::Svg) => {
             Box::new(lines::Unsupported(other))
         }
@@ -111,9 +118,11 @@ pub(crate) fn render_history(h: &crate::frame::history::History, format: Format,
         Format::Json => history::json(h),
         Format::Svg => Ok(history::svg(h, style)),
         Format::Html => Ok(html::history(h, style)),
-        other @ (Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger) => {
-            Err(other.unsupported("history"))
-        }
+        other @ (Format::Bencher
+        | Format::GithubBenchmark
+        | Format::GithubBenchmarkBigger
+        | Format::Summary
+        | Format::SummaryMd) => Err(other.unsupported("history")),
     }
 }
 
@@ -125,9 +134,12 @@ pub(crate) fn render_compare(c: &crate::compare::Comparison, format: Format, sty
         Format::Markdown => Ok(compare::grid::markdown(c)),
         Format::Table => Ok(compare::grid::table(c, style)),
         Format::Html => Ok(html::compare(c, style)),
-        other @ (Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger | Format::Svg) => {
-            Err(other.unsupported("compare"))
-        }
+        other @ (Format::Bencher
+        | Format::GithubBenchmark
+        | Format::GithubBenchmarkBigger
+        | Format::Svg
+        | Format::Summary
+        | Format::SummaryMd) => Err(other.unsupported("compare")),
     }
 }
 
@@ -143,6 +155,9 @@ pub(crate) fn render_check(report: &crate::gate::Report, format: Format, style: 
         Format::Table => Ok(gate::table::render(report, style.color, style.width)),
         Format::Markdown => Ok(gate::markdown::render(report)),
         Format::Csv => gate::csv::render(report),
+        Format::Summary | Format::SummaryMd => {
+            summary::render(summary::Summary::of_check(report, style), format == Format::SummaryMd, style)
+        }
         // No silent table in their place: a format the verdicts are not written in is refused.
         Format::Bencher | Format::GithubBenchmark | Format::GithubBenchmarkBigger | Format::Svg => {
             Err(format.unsupported("check"))
