@@ -1,5 +1,5 @@
-//! What a tool call's child did, as the tool's result: its JSON as structured content (and the
-//! same JSON as text), bounded; or a tool error (`isError`) with the child's exit code and its
+//! What a tool call's child did, as the tool's result: its summary JSON as structured content
+//! (and the same JSON as text, as the protocol recommends), bounded; or a tool error (`isError`) with the child's exit code and its
 //! own `error:`, `caused by:` and `hint:` lines, every one of them visible text.
 
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -46,6 +46,8 @@ pub(crate) fn result(tool: &str, ran: Result<Captured, ToolError>) -> CallToolRe
         Err(e) => return failure(tool, code, &format!("error: coalprof {tool} printed no JSON ({e})")),
     };
     let mut result = CallToolResult::structured(value);
+    // The text twin is the child's own JSON, its keys in the summary's order.
+    result.content = vec![ContentBlock::text(text)];
     if gate_failed {
         result.content.push(ContentBlock::text(
             "gate_failed: a check with severity `fail` failed (coalprof check exits 1); the verdicts are above",

@@ -32,6 +32,10 @@ pub(crate) struct AnalyzeArgs {
     /// Nsight Compute reports (`.ncu-rep`) or ncu CSV exports, as paths (relative ones to the
     /// folder the server runs in).
     pub reports: Vec<String>,
+    /// Kernels, lines and checks the summary shows, each, worst first (default 5, within 4 KB;
+    /// 0: all).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 /// `lines`' arguments.
@@ -44,7 +48,8 @@ pub(crate) struct LinesArgs {
     /// Only kernels whose name matches this regex.
     #[serde(default)]
     pub kernel: Option<String>,
-    /// Rows per kernel, worst first (default 10; 0: all).
+    /// Kernels, lines and checks the summary shows, each, worst first (default 5, within 4 KB;
+    /// 0: all).
     #[serde(default)]
     pub limit: Option<u32>,
 }
@@ -69,6 +74,10 @@ pub(crate) struct ProfileSimArgs {
     /// read it.
     #[serde(default)]
     pub out: Option<String>,
+    /// Kernels, lines and checks the summary shows, each, worst first (default 5, within 4 KB;
+    /// 0: all).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 /// `triton`'s arguments.
@@ -96,7 +105,8 @@ pub(crate) struct TritonArgs {
     /// every program).
     #[serde(default)]
     pub programs: Option<u64>,
-    /// Rows per kernel, worst first (default 10; 0: all).
+    /// Kernels, lines and checks the summary shows, each, worst first (default 5, within 4 KB;
+    /// 0: all).
     #[serde(default)]
     pub limit: Option<u32>,
     /// Save a run folder here (for `lines` and `check`).
@@ -136,6 +146,10 @@ pub(crate) struct CheckArgs {
     /// A baseline JSON to compare `regress` rules against.
     #[serde(default)]
     pub baseline: Option<String>,
+    /// Kernels, lines and checks the summary shows, each, worst first (default 5, within 4 KB;
+    /// 0: all).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 #[tool_router]
@@ -153,6 +167,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let mut args = command("analyze");
+        option(&mut args, "--summary-limit", a.limit);
         args.push("--".into());
         args.extend(a.reports.iter().map(|p| path(p)));
         self.call("analyze", args, ctx).await
@@ -173,7 +188,7 @@ impl Server {
     ) -> Result<CallToolResult, ErrorData> {
         let mut args = command("lines");
         option(&mut args, "--kernel", a.kernel.as_deref());
-        option(&mut args, "--top", a.limit);
+        option(&mut args, "--summary-limit", a.limit);
         args.push("--".into());
         args.push(path(&a.report));
         self.call("lines", args, ctx).await
@@ -182,8 +197,8 @@ impl Server {
     /// A `.cu` program in GPGPU-Sim.
     #[tool(
         description = "Run a CUDA program (.cu source with main) without a GPU: compiled for and executed in \
-        GPGPU-Sim, with per-kernel sectors per request against the ideal and the run folder saved (pass it to \
-        `lines` for the wasteful source line, or to `check`). Use it after writing or changing a kernel to see \
+        GPGPU-Sim: per-kernel sectors per request against the ideal, the worst source lines with a diagnosis and \
+        the fix, and the run folder saved (for `lines` with more rows, or `check`). Use it after writing or changing a kernel to see \
         whether its loads and stores coalesce. Takes seconds to minutes: keep the problem small (a few thousand \
         threads give the same per-request numbers). The numbers are the simulator's, not a measured GPU's.",
         annotations(read_only_hint = false, open_world_hint = false)
@@ -200,6 +215,7 @@ impl Server {
         }
         option(&mut args, "--kernel", a.kernel.as_deref());
         option(&mut args, "--out", a.out.as_deref());
+        option(&mut args, "--summary-limit", a.limit);
         args.push(path(&a.source));
         args.push("--".into());
         args.extend(a.args.iter().map(OsString::from));
@@ -230,7 +246,7 @@ impl Server {
         option(&mut args, "--num-warps", a.num_warps);
         option(&mut args, "--arch", a.arch.as_deref());
         option(&mut args, "--programs", a.programs);
-        option(&mut args, "--top", a.limit);
+        option(&mut args, "--summary-limit", a.limit);
         option(&mut args, "--out", a.out.as_deref());
         args.push("--".into());
         args.push(path(&a.kernel));
@@ -276,6 +292,7 @@ impl Server {
         let mut args = command("check");
         option(&mut args, "--rules", a.rules.as_deref());
         option(&mut args, "--baseline", a.baseline.as_deref());
+        option(&mut args, "--summary-limit", a.limit);
         args.push("--".into());
         args.extend(a.inputs.iter().map(|p| path(p)));
         self.call("check", args, ctx).await
@@ -289,7 +306,9 @@ impl Server {
 the ideal for the access width, per kernel and per source line, with a diagnosis and a fix. Without a GPU: \
 `profile_sim` runs a .cu file in GPGPU-Sim, `triton` interprets a Triton kernel, `model` predicts an index \
 expression. With a report someone made on a GPU: `analyze` (per kernel), `lines` (per source line). `check` \
-is the gate. Read \"32.00 (ideal 4.00)\" as 8x the sectors a perfectly coalesced access needs."
+is the gate. Every tool returns the compact summary (coalprof-summary/1): per kernel each number beside its \
+ideal, the worst lines with diagnosis and fix. Read \"32.00 (ideal 4.00)\" as 8x the sectors a perfectly \
+coalesced access needs."
 )]
 impl ServerHandler for Server {}
 
@@ -329,9 +348,10 @@ impl Server {
     }
 }
 
-/// The child's first arguments: the command, and the output every tool returns.
+/// The child's first arguments: the command, and the output every tool returns: the compact,
+/// versioned summary (`coalprof-summary/1`, a few KB: `render/summary.rs`).
 fn command(name: &str) -> Vec<OsString> {
-    vec![name.into(), "--format=json".into()]
+    vec![name.into(), "--format=summary".into()]
 }
 
 /// `--flag=VALUE` (one argument: a value that starts with `-` stays a value), when given.
