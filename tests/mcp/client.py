@@ -3,7 +3,8 @@ tests/it/mcp.rs: runs the plan in argv[1] (JSON: the server's command, environme
 and the tool calls to make) and prints what happened as one JSON document on stdout. The test
 asserts; this only drives.
 
-A call may ask for progress notifications (`progress`), and may be cancelled after
+An argument `@run_folder:N` is the run folder call N returned. A call may ask for progress
+notifications (`progress`), and may be cancelled after
 `cancel_after` seconds (the SDK then sends notifications/cancelled); `watch` names a string
 whose processes (by command line) are listed 3 s after the call ended, to see none survived.
 """
@@ -33,6 +34,15 @@ def processes_with(needle):
     return found
 
 
+def resolve(value, calls):
+    """`@run_folder:N` in an argument: the run folder call N returned (a later call reads it)."""
+    if isinstance(value, str) and value.startswith("@run_folder:"):
+        return calls[int(value.split(":")[1])]["structured"]["run_folder"]
+    if isinstance(value, list):
+        return [resolve(v, calls) for v in value]
+    return value
+
+
 async def run(plan):
     server = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:], env=plan["env"], cwd=plan["cwd"])
     report = {"calls": []}
@@ -55,12 +65,13 @@ async def run(plan):
                     progress.append({"progress": value, "message": message})
 
                 entry = {"tool": call["tool"], "progress": progress, "cancelled": False}
+                arguments = {k: resolve(v, report["calls"]) for k, v in call["arguments"].items()}
                 started = time.monotonic()
                 result = None
                 with anyio.move_on_after(call.get("cancel_after") or 1e9) as scope:
                     result = await session.call_tool(
                         call["tool"],
-                        call["arguments"],
+                        arguments,
                         progress_callback=on_progress if call.get("progress") else None,
                     )
                 entry["seconds"] = time.monotonic() - started
