@@ -328,9 +328,10 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
 
 /// `mcp`: this executable (each tool call runs it) and the global flags the calls pass on.
 fn mcp(global: &Global, env: &Env) -> Result<crate::mcp::McpSettings> {
-    let exe = env.exe.clone().ok_or_else(|| {
-        Error::unavailable("cannot find the coalprof executable itself", "run coalprof by its path")
-    })?;
+    let exe = env
+        .exe
+        .clone()
+        .ok_or_else(|| Error::unavailable("cannot find the coalprof executable itself", "run coalprof by its path"))?;
     let mut pass = Vec::new();
     let mut flag = |name: &str, value: Option<&std::path::Path>| {
         if let Some(v) = value {

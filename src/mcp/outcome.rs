@@ -1,6 +1,7 @@
 //! What a tool call's child did, as the tool's result: its summary JSON as structured content
-//! (and the same JSON as text, as the protocol recommends), bounded; or a tool error (`isError`) with the child's exit code and its
-//! own `error:`, `caused by:` and `hint:` lines, every one of them visible text.
+//! (and the same JSON as text, as the protocol recommends), bounded; or a tool error
+//! (`isError`) with the child's exit code and its own `error:`, `caused by:` and `hint:` lines,
+//! every one of them visible text.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{json, Value};
@@ -59,9 +60,7 @@ pub(crate) fn result(tool: &str, ran: Result<Captured, ToolError>) -> CallToolRe
 /// A tool error: `isError`, the words as text, and `{exit_code, error, hint, message}` as
 /// structured content for an agent that reads fields.
 fn failure(tool: &str, code: Option<i32>, words: &str) -> CallToolResult {
-    let field = |label: &str| {
-        words.lines().find_map(|l| l.strip_prefix(label)).map(|rest| rest.trim().to_string())
-    };
+    let field = |label: &str| words.lines().find_map(|l| l.strip_prefix(label)).map(|rest| rest.trim().to_string());
     let exit = code.map_or_else(|| "no exit code".to_string(), |c| format!("exit code {c}"));
     let mut result = CallToolResult::structured_error(json!({
         "tool": tool,

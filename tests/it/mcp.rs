@@ -20,7 +20,10 @@ fn sdk(test: &str) -> Option<PathBuf> {
     let ok = python.exists()
         && std::process::Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !ok {
-        skipped(test, &format!("{} with the `mcp` SDK is missing; run scripts/install-tools.sh (CI does)", python.display()));
+        skipped(
+            test,
+            &format!("{} with the `mcp` SDK is missing; run scripts/install-tools.sh (CI does)", python.display()),
+        );
         return None;
     }
     Some(python)
@@ -185,17 +188,17 @@ fn reports_the_model_and_the_gate_answer_as_summaries_and_mistakes_as_tool_error
         let schema = &t["input_schema"];
         assert_eq!(schema["type"], "object", "{t:#}");
         for (field, spec) in schema["properties"].as_object().unwrap() {
-            assert!(spec["description"].as_str().is_some_and(|d| !d.is_empty()), "{} {field}: no description", t["name"]);
+            assert!(
+                spec["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{} {field}: no description",
+                t["name"]
+            );
         }
     }
     let required = |tool: &str| {
         let t = r["tools"].as_array().unwrap().iter().find(|t| t["name"] == tool).unwrap();
-        let mut names: Vec<String> = t["input_schema"]["required"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap().to_string())
-            .collect();
+        let mut names: Vec<String> =
+            t["input_schema"]["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
         names.sort_unstable();
         names
     };
@@ -213,10 +216,7 @@ fn reports_the_model_and_the_gate_answer_as_summaries_and_mistakes_as_tool_error
     // on SASS rows the summary does not list as source lines; the sim test below names a
     // line): the same summary the command line gives, the kernel and why there are no lines.
     let s = ok(&r, 1);
-    let cli = coalprof()
-        .args(["lines", "--format", "summary", "--summary-limit", "1"])
-        .arg(&higgs)
-        .ok_stdout();
+    let cli = coalprof().args(["lines", "--format", "summary", "--summary-limit", "1"]).arg(&higgs).ok_stdout();
     assert_eq!(s, &parse_json(&cli));
     assert_eq!(s["kernels"][0]["name"], "nodeByPoint5", "{s:#}");
     assert!(s["notices"][0].as_str().unwrap().contains("-lineinfo"), "{s:#}");
@@ -268,7 +268,8 @@ fn a_cu_file_runs_gpu_free_its_strided_line_named_and_a_long_call_ticks_and_canc
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("runs");
     let broken = dir.path().join("broken.cu");
-    std::fs::write(&broken, "__global__ void k(float *x) { x[0] = undefined_name; }\nint main() { return 0; }\n").unwrap();
+    std::fs::write(&broken, "__global__ void k(float *x) { x[0] = undefined_name; }\nint main() { return 0; }\n")
+        .unwrap();
     // A program that sleeps, under a name no other process has: what a cancelled call must stop.
     let marker = format!("mcp_sleepy_{}", std::process::id());
     let sleepy = dir.path().join(format!("{marker}.cu"));
@@ -352,8 +353,14 @@ fn a_triton_kernel_gets_the_same_summary_as_the_command_line() {
     let r = drive(&python, calls);
     let s = ok(&r, 0);
     let mut cli = coalprof();
-    cli.env("COALPROF_PYTHON", root().join(".tools/triton/bin/python3"))
-        .args(["triton", &format!("{kernels}::strided"), "--grid", "16", "--format", "summary"]);
+    cli.env("COALPROF_PYTHON", root().join(".tools/triton/bin/python3")).args([
+        "triton",
+        &format!("{kernels}::strided"),
+        "--grid",
+        "16",
+        "--format",
+        "summary",
+    ]);
     for a in args {
         cli.args(["--arg", a]);
     }
@@ -408,7 +415,8 @@ fn stdout_carries_only_json_rpc_and_initialize_is_answered_quickly() {
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["result"]["serverInfo"]["name"], "coalprof");
 
-    let call = |id, tool: &str, arguments: Value| request(id, "tools/call", json!({ "name": tool, "arguments": arguments }));
+    let call =
+        |id, tool: &str, arguments: Value| request(id, "tools/call", json!({ "name": tool, "arguments": arguments }));
     let rest = [
         json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string() + "\n",
         request(2, "tools/list", json!({})),
@@ -441,7 +449,8 @@ fn stdout_carries_only_json_rpc_and_initialize_is_answered_quickly() {
     }
     let status = child.wait().unwrap();
     assert!(status.success(), "the server exited with {status}");
-    let by_id = |id: u64| answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}: {answers:#?}"));
+    let by_id =
+        |id: u64| answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}: {answers:#?}"));
     assert_eq!(by_id(2)["result"]["tools"].as_array().unwrap().len(), 6);
     assert_eq!(by_id(3)["result"]["isError"], true);
     assert_eq!(by_id(4)["result"]["isError"], false);
