@@ -97,7 +97,7 @@ fn drive(python: &Path, calls: Value) -> Value {
 }
 
 /// The `i`th call's entry, which must have succeeded, and its structured content.
-fn ok<'a>(report: &'a Value, i: usize) -> &'a Value {
+fn ok(report: &Value, i: usize) -> &Value {
     let call = &report["calls"][i];
     assert_eq!(call["is_error"], false, "call {i} failed: {call:#}");
     // The text twin is the same document.
@@ -107,7 +107,7 @@ fn ok<'a>(report: &'a Value, i: usize) -> &'a Value {
 }
 
 /// The `i`th call's entry, which must be a tool error, and its structured content.
-fn failed<'a>(report: &'a Value, i: usize) -> &'a Value {
+fn failed(report: &Value, i: usize) -> &Value {
     let call = &report["calls"][i];
     assert_eq!(call["is_error"], true, "call {i} did not fail: {call:#}");
     &call["structured"]
