@@ -265,8 +265,8 @@ mod tests {
         let script = format!("trap 'echo asked > {path}' INT; sleep 30 & wait; sleep 30 & wait");
         let c = Cmd::new("/bin/sh").args(["-c", &script]);
         let started = Instant::now();
-        let stop = tokio::time::sleep(Duration::from_millis(300));
-        let err = crate::runtime::runtime().block_on(run_until(&c, None, stop)).unwrap_err();
+        let stopped = async { run_until(&c, None, tokio::time::sleep(Duration::from_millis(300))).await };
+        let err = crate::runtime::runtime().block_on(stopped).unwrap_err();
         assert!(matches!(err, ToolError::Interrupted { .. }), "{err}");
         let took = started.elapsed();
         assert!(took < STOP_GRACE + Duration::from_secs(3), "stopping took {took:?}");
