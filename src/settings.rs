@@ -373,7 +373,10 @@ fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckC
             exit_zero: a.exit_zero,
             color: common.style.color,
             width: common.style.width,
-            summary: common.style.summarising("check", None).summary,
+            summary: crate::style::SummaryOptions {
+                inputs: a.inputs.clone(),
+                ..common.style.summarising("check", None).summary
+            },
             sarif: a.sarif.clone(),
             source_root: env.cwd.clone(),
         },

@@ -91,6 +91,8 @@ pub struct SummaryOptions {
     pub command: &'static str,
     /// The run folder the command saved, where it saved one.
     pub run_folder: Option<std::path::PathBuf>,
+    /// The inputs, where the data does not name them (`check`'s verdicts, `lines`' rows).
+    pub inputs: Vec<std::path::PathBuf>,
 }
 
 impl Style {
@@ -130,6 +132,12 @@ impl Style {
     /// The same style, with the summary's limit (`--summary-limit`).
     pub fn with_summary_limit(mut self, limit: Option<usize>) -> Style {
         self.summary.limit = limit;
+        self
+    }
+
+    /// The same style, naming `inputs` in the summary where the data does not name them.
+    pub fn with_inputs(mut self, inputs: &[std::path::PathBuf]) -> Style {
+        self.summary.inputs = inputs.to_vec();
         self
     }
 

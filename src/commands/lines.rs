@@ -42,7 +42,7 @@ pub(crate) fn run(common: &Common, s: &LinesSettings) -> Result<Exit> {
         Format::Html => {
             crate::render::html::Lines { context: context(report, &mut sources) }.render(report, &common.style)
         }
-        f => crate::render::render_lines(report, f, &common.style.summarising("lines", None)),
+        f => crate::render::render_lines(report, f, &common.style.summarising("lines", None).with_inputs(&s.reports)),
     })
 }
 
@@ -73,8 +73,14 @@ fn nothing_matched(what: &str, s: &LinesSettings) -> Error {
 }
 
 /// The rows in the asked format, for the inputs whose page needs no source context.
-fn rendered(common: &Common) -> impl FnOnce(&crate::lines::LineReport) -> Result<String> + '_ {
-    |report| crate::render::render_lines(report, common.format, &common.style.summarising("lines", None))
+fn rendered<'a>(
+    common: &'a Common,
+    s: &'a LinesSettings,
+) -> impl FnOnce(&crate::lines::LineReport) -> Result<String> + 'a {
+    |report| {
+        let style = common.style.summarising("lines", None).with_inputs(&s.reports);
+        crate::render::render_lines(report, common.format, &style)
+    }
 }
 
 /// `lines RUN` on run folders `profile --backend sim` saved (`measure::sim::line_report`).
@@ -88,7 +94,7 @@ fn simulated_lines(common: &Common, s: &LinesSettings, folders: &[PathBuf]) -> R
     if report.rows.is_empty() {
         return Err(nothing_matched("memory instruction of the simulated kernels", s));
     }
-    show(s, &report, rendered(common))
+    show(s, &report, rendered(common, s))
 }
 
 /// `lines RUN` on run folders `coalprof triton --out` saved.
@@ -108,7 +114,7 @@ fn interpreted_lines(common: &Common, s: &LinesSettings, docs: &[PathBuf]) -> Re
     if all.rows.is_empty() {
         return Err(nothing_matched("memory instruction of the interpreted kernels", s));
     }
-    show(s, &all, rendered(common))
+    show(s, &all, rendered(common, s))
 }
 
 /// The text of every file the rows name, or why it is not at hand.

@@ -33,11 +33,8 @@ pub(crate) fn run(common: &Common, s: &TritonSettings) -> Result<Exit> {
     for n in &report.notices {
         crate::messages::note(n);
     }
-    super::print(&crate::render::render_lines(
-        &report,
-        common.format,
-        &common.style.summarising("triton", s.out.as_deref()),
-    )?)?;
+    let style = common.style.summarising("triton", s.out.as_deref()).with_inputs(std::slice::from_ref(&s.request.file));
+    super::print(&crate::render::render_lines(&report, common.format, &style)?)?;
     if let Some(path) = &s.sarif {
         super::write_sarif(path, &report, &|_| "warning")?;
     }

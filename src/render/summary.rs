@@ -237,6 +237,8 @@ impl Summary {
     /// The summary of a line report: its kernels (names and launches) and worst lines.
     pub(crate) fn of_lines(report: &LineReport, style: &Style) -> Summary {
         let mut s = Summary::new(style);
+        let inputs: Vec<String> = style.summary.inputs.iter().map(|p| p.display().to_string()).collect();
+        s.inputs(&inputs);
         s.notices = report.notices.iter().map(|n| name(n, TEXT)).collect();
         for r in &report.rows {
             let n = kernel_name(None, None, &r.kernel, r.rank);
@@ -244,8 +246,7 @@ impl Summary {
                 s.kernels.push(Kernel { name: n, source: None, launches: r.launches, metrics: Vec::new() });
             }
         }
-        let mut rows: Vec<&LineRow> =
-            report.rows.iter().filter(|r| crate::lines::gate::worth_naming(r) && r.line.is_some()).collect();
+        let mut rows: Vec<&LineRow> = report.rows.iter().filter(|r| crate::lines::gate::worth_naming(r)).collect();
         rows.sort_by(|a, b| crate::lines::aggregate::waste_order(a, b));
         s.lines = rows.into_iter().map(line_row).collect();
         s
@@ -279,8 +280,11 @@ impl Summary {
             })
             .collect();
         if let Some(why) = &report.nothing_checked {
-            s.notices.push(name(why, TEXT));
+            // Its first line; the rest (what to record) is on stderr.
+            s.notices.push(name(why.lines().next().unwrap_or_default(), TEXT));
         }
+        let inputs: Vec<String> = style.summary.inputs.iter().map(|p| p.display().to_string()).collect();
+        s.inputs(&inputs);
         s.gate = Some(Gate { verdict, tally: report.tally(), checks });
         s
     }
@@ -380,7 +384,7 @@ impl Summary {
             }
         }
         if !self.kernels.is_empty() {
-            out.push_str("| kernel | launches | numbers (ideal) |\n|:--|--:|:--|\n");
+            out.push_str("| kernel | source | launches | numbers (ideal) |\n|:--|:--|--:|:--|\n");
             for k in &self.kernels {
                 let numbers: Vec<String> = (k.metrics.iter())
                     .map(|(_, m)| {
@@ -389,7 +393,8 @@ impl Summary {
                     })
                     .collect();
                 let numbers = if numbers.is_empty() { "–".into() } else { numbers.join("; ") };
-                out.push_str(&format!("| `{}` | {} | {numbers} |\n", esc(&k.name), k.launches));
+                let source = k.source.unwrap_or("–");
+                out.push_str(&format!("| `{}` | {source} | {} | {numbers} |\n", esc(&k.name), k.launches));
             }
             out.push('\n');
         }
@@ -429,6 +434,9 @@ impl Summary {
         if !left.is_empty() {
             out.push_str(&format!("Left out: {} (`--summary-limit N` shows more, 0 all).\n", left.join(", ")));
         }
+        // One newline at the end, whatever section came last.
+        out.truncate(out.trim_end().len());
+        out.push('\n');
         out
     }
 }
@@ -561,5 +569,72 @@ impl super::Exporter for Exporter {
 impl super::lines::LinesExporter for Exporter {
     fn render(&self, report: &LineReport, style: &Style) -> Result<String> {
         render(Summary::of_lines(report, style), self.markdown, style)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Catalogue;
+    use crate::results::{Backend, Provenance, Source};
+
+    /// `n` kernels with every headline metric and long names, and `n` worst lines with long
+    /// diagnoses: far more than 4 KB whole.
+    fn big(n: usize) -> (Results, Style) {
+        let catalogue = Catalogue::builtin();
+        let style = Style::new(&catalogue, false);
+        let rows = (0..n)
+            .map(|i| {
+                let mut r = Row::new(format!("void kernel_{i}<{}>(float*)", "T".repeat(300)), Source::Measured);
+                for c in &style.columns {
+                    r.metrics.insert(c.key.clone(), 1.5 + i as f64);
+                }
+                r.metrics.insert("global_load_sectors_over_ideal".into(), i as f64);
+                r
+            })
+            .collect();
+        let mut results = Results::new(Provenance::new(Backend::Import), rows);
+        results.worst_lines = (0..n)
+            .map(|i| WorstLine {
+                pattern: None,
+                variant: None,
+                kernel: format!("kernel_{i}"),
+                rank: None,
+                location: format!("{}/k.cu:{i}", "d/".repeat(100)),
+                op: Some("global load".into()),
+                sectors_per_request: Some(32.0),
+                ideal_sectors_per_request: Some(4.0),
+                excess_sectors: Some(i as f64 * 28.0),
+                excess_share: Some(1.0),
+                shared_ways: None,
+                code: Some("x".repeat(200)),
+                diagnosis: Some("why and the fix ".repeat(20)),
+            })
+            .collect();
+        (results, style)
+    }
+
+    #[test]
+    fn the_default_fits_4_kb_by_leaving_out_and_counting_what_did_not_fit() {
+        let (results, style) = big(40);
+        let whole = Summary::of_results(&results, &style);
+        // Five of each alone would not fit: the byte bound, not the count, decides.
+        let five = whole.clone().bounded(Some(5)).unwrap();
+        assert!(five.json().unwrap().len() > DEFAULT_BYTES);
+        let s = whole.clone().bounded(None).unwrap();
+        let json = s.json().unwrap();
+        assert!(json.len() <= DEFAULT_BYTES, "{}", json.len());
+        assert!(!s.kernels.is_empty() && !s.lines.is_empty(), "{json}");
+        assert_eq!(s.kernels.len() + s.truncated.kernels_omitted, 40);
+        assert_eq!(s.lines.len() + s.truncated.lines_omitted, 40);
+        // Worst first: the kernel most over its ideal, the line with the most excess sectors.
+        assert!(s.kernels[0].name.starts_with("kernel_39<"), "{}", s.kernels[0].name);
+        assert_eq!(s.lines[0].excess_sectors, Some(39.0 * 28.0));
+        // Names are cut as the table cuts them; locations keep their file and line.
+        assert!(s.kernels.iter().all(|k| k.name.chars().count() <= NAME));
+        assert!(s.lines.iter().all(|l| l.location.contains("/k.cu:") && l.location.chars().count() <= LOCATION));
+        // All of it, on asking.
+        let all = whole.bounded(Some(0)).unwrap();
+        assert_eq!((all.kernels.len(), all.lines.len(), all.truncated.lines_omitted), (40, 40, 0));
     }
 }

@@ -73,7 +73,7 @@ fn hostile_csv(dir: &Path) -> PathBuf {
 /// An `.ncu-rep` from the fake ncu's writer (a named fake: tests/fake_gpu/ncu
 /// `--fake-write-report`), two launches whose demangled names are the hostile ones, with counters
 /// that fail a gate rule.
-fn hostile_rep(dir: &Path) -> PathBuf {
+pub(crate) fn hostile_rep(dir: &Path) -> PathBuf {
     let launch = |name: &str, sectors: u32| {
         json!({
             "kernel": "evil",

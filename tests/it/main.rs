@@ -42,6 +42,7 @@ mod sim; // `--backend sim`: the kernels in GPGPU-Sim equal the address model ex
 mod sim_programs; // CUDA programs as people write them (cooperative groups, CUB, Thrust…) under `profile --backend sim`
 mod slurm; // `run --slurm` through a real one-node Slurm (scripts/slurm-local.sh)
 mod snapshots_out;
+mod summary; // `--format summary`: each command's, its 4 KB bound, the limit flag, hostile names
 mod triton; // `coalprof triton`: exact numbers of Triton kernels through a real Triton, no GPU
 mod untrusted; // hostile inputs built from a grammar of each format: `check` bounded in time and memory
 mod util;

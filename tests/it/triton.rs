@@ -11,7 +11,7 @@ use crate::util::{coalprof, json, root, skipped};
 
 const KERNELS: &str = "tests/fixtures/triton/kernels.py";
 
-fn python(test: &str) -> Option<PathBuf> {
+pub(crate) fn python(test: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("COALPROF_TEST_PYTHON") {
         return Some(PathBuf::from(p));
     }
