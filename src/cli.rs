@@ -123,6 +123,9 @@ pub(crate) enum Command {
     },
     /// Say what is present and what is missing (nvcc, ncu, GPUs, counter permission), with fixes.
     Doctor,
+    /// Serve coalprof's commands to an agent as Model Context Protocol tools on stdio (JSON-RPC
+    /// on stdin and stdout; each call runs coalprof as a child process).
+    Mcp,
     /// Install what each backend needs into the tool home (`COALPROF_HOME`, else
     /// `$XDG_DATA_HOME/coalprof`, else `~/.local/share/coalprof`): idempotent, nothing
     /// half-installed.

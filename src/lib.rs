@@ -37,6 +37,7 @@ mod error;
 mod frame;
 mod import;
 mod logging;
+mod mcp;
 mod measure;
 mod messages;
 mod names;
@@ -107,6 +108,7 @@ fn dispatch(cli: &cli::Cli) -> Result<Exit> {
         Settings::Compare(c) => commands::compare::run(&common, c),
         Settings::BaselineUpdate(b) => commands::baseline::command(&common, b),
         Settings::Doctor => commands::doctor::run(&common),
+        Settings::Mcp(m) => commands::mcp::run(m),
         Settings::Setup(req) => commands::setup::run(req),
         Settings::Completions(shell) => {
             // Made in memory first: clap_complete panics on a failed write (a closed pipe).

@@ -247,6 +247,8 @@ pub(crate) enum Settings {
     Compare(CompareSettings),
     BaselineUpdate(BaselineSettings),
     Doctor,
+    /// `mcp`: the server, and what each of its tool calls runs.
+    Mcp(crate::mcp::McpSettings),
     Setup(crate::tools::setup::Request),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
@@ -336,6 +338,7 @@ pub(crate) fn resolve(global: &Global, command: &Command, env: &Env) -> Result<(
             only_gated: a.only_gated.then(|| common.rules.clone()),
         }),
         Command::Doctor => Settings::Doctor,
+        Command::Mcp => Settings::Mcp(mcp(global, env)?),
         Command::Setup(a) => Settings::Setup(setup::request(a, env)?),
         Command::Task { file } => {
             Settings::Task(task.take().map_or_else(|| task_file::TaskFile::read(file), Ok)?.settings())
@@ -386,6 +389,33 @@ fn common(global: &Global, numbers: GlobalSettings, env: &Env) -> Result<Common>
         cwd: env.cwd.clone(),
     };
     Ok(common)
+}
+
+/// `mcp`: this executable (each tool call runs it) and the global flags the calls pass on.
+fn mcp(global: &Global, env: &Env) -> Result<crate::mcp::McpSettings> {
+    let exe = env
+        .exe
+        .clone()
+        .ok_or_else(|| Error::unavailable("cannot find the coalprof executable itself", "run coalprof by its path"))?;
+    let mut pass = Vec::new();
+    let mut flag = |name: &str, value: Option<&std::path::Path>| {
+        if let Some(v) = value {
+            // Absolute: a child of a later call resolves nothing against another folder.
+            let mut arg = OsString::from(format!("--{name}="));
+            arg.push(env.cwd.join(v));
+            pass.push(arg);
+        }
+    };
+    flag("metrics", global.metrics.as_deref());
+    flag("ncu", global.ncu.as_deref());
+    flag("nvcc", global.nvcc.as_deref());
+    if global.reader == RepReader::Ncu {
+        pass.push("--reader=ncu".into());
+    }
+    if global.trust_input {
+        pass.push("--trust-input".into());
+    }
+    Ok(crate::mcp::McpSettings { exe, global: pass })
 }
 
 fn check(a: &crate::cli::CheckArgs, common: &Common, env: &Env) -> Result<CheckCommand> {

@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub(crate) mod doctor;
 pub(crate) mod history;
 pub(crate) mod lines;
+pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod patterns;
 pub(crate) mod profile;
@@ -60,6 +61,13 @@ fn load(common: &Common, paths: &[PathBuf]) -> Result<Vec<Results>> {
 #[allow(clippy::disallowed_methods)]
 pub(crate) fn stdout() -> std::io::StdoutLock<'static> {
     std::io::stdout().lock()
+}
+
+/// stdout for a protocol that owns it whole (`coalprof mcp`'s JSON-RPC messages), async: the
+/// same data channel, opened here too.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn stdout_async() -> tokio::io::Stdout {
+    tokio::io::stdout()
 }
 
 /// Write command output to stdout; a closed pipe (`| head`) is not an error.

@@ -4,6 +4,7 @@
 //! and turns the tool's output into typed results or a [`ToolError`] that carries the command,
 //! its exit status and its stderr.
 
+pub(crate) mod coalprof;
 pub mod cuobjdump;
 pub(crate) mod git;
 pub mod gpgpusim;

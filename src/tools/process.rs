@@ -112,7 +112,22 @@ pub(crate) fn run_sync(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>
 /// Run `cmd`, feeding each stdout line to `on_line` as it arrives (ncu's progress lines), and
 /// return everything it printed. A non-zero exit is *not* an error here: callers interpret it,
 /// because ncu and the kernels say more in their output than in their status.
-pub(crate) async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
+pub(crate) async fn run(cmd: &Cmd, on_line: Option<&mut (dyn FnMut(&str) + Send)>) -> Result<Captured, ToolError> {
+    run_until(cmd, on_line, std::future::pending()).await
+}
+
+/// How long a child asked to stop ([`run_until`]) has before its group is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// [`run`], also ended when `stop` resolves (a cancelled MCP request): the child's group is
+/// asked to stop as a Ctrl-C asks (SIGINT; a coalprof child then kills the groups of its own
+/// children, which lead groups of their own, and exits), and after [`STOP_GRACE`] killed;
+/// the result is [`ToolError::Interrupted`].
+pub(crate) async fn run_until(
+    cmd: &Cmd,
+    mut on_line: Option<&mut (dyn FnMut(&str) + Send)>,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<Captured, ToolError> {
     tracing::debug!(command = %cmd, "running");
     if crate::cancel::cancelled() && !cmd.cleanup {
         return Err(ToolError::Interrupted { command: cmd.to_string() });
@@ -154,9 +169,16 @@ pub(crate) async fn run(cmd: &Cmd, mut on_line: Option<&mut (dyn FnMut(&str) + S
         status = reading => Outcome::Done(status),
         _ = tokio::time::sleep(limit) => Outcome::TimedOut,
         _ = crate::cancel::wait(), if !cmd.cleanup => Outcome::Interrupted,
+        _ = stop => Outcome::Stopped,
     };
     let status = match outcome {
         Outcome::Done(status) => status.map_err(|source| ToolError::Spawn { command: cmd.to_string(), source })?,
+        Outcome::Stopped => {
+            signal_group(pid, libc::SIGINT);
+            let _ = tokio::time::timeout(STOP_GRACE, child.wait()).await;
+            kill_group(pid);
+            return Err(ToolError::Interrupted { command: cmd.to_string() });
+        }
         Outcome::TimedOut | Outcome::Interrupted => {
             kill_group(pid);
             let stderr = stderr_task.await.unwrap_or_default();
@@ -178,6 +200,7 @@ enum Outcome {
     Done(std::io::Result<ExitStatus>),
     TimedOut,
     Interrupted,
+    Stopped,
 }
 
 async fn read_all(mut r: impl AsyncRead + Unpin) -> String {
@@ -188,10 +211,15 @@ async fn read_all(mut r: impl AsyncRead + Unpin) -> String {
 
 /// Kill the child's whole process group (it leads its own group: `process_group(0)`).
 fn kill_group(pid: Option<u32>) {
+    signal_group(pid, libc::SIGKILL);
+}
+
+/// Send `signal` to the child's process group.
+fn signal_group(pid: Option<u32>, signal: libc::c_int) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // SAFETY: killpg only sends a signal; a stale group id at worst yields ESRCH.
         unsafe {
-            libc::killpg(pid, libc::SIGKILL);
+            libc::killpg(pid, signal);
         }
     }
 }
@@ -226,6 +254,23 @@ mod tests {
         assert!(matches!(err, ToolError::Timeout { .. }), "{err}");
         std::thread::sleep(Duration::from_millis(2500));
         assert_eq!(std::fs::read_to_string(marker.path()).unwrap(), "", "a grandchild outlived the timeout");
+    }
+
+    #[test]
+    fn a_stopped_child_is_asked_with_sigint_then_its_group_killed() {
+        let marker = tempfile::NamedTempFile::new().unwrap();
+        let path = marker.path().display().to_string();
+        // The shell says it saw SIGINT (a coalprof child's Ctrl-C path) and then waits on; the
+        // grace runs out and the group (the shell and its `sleep`) is killed.
+        let script = format!("trap 'echo asked > {path}' INT; sleep 30 & wait; sleep 30 & wait");
+        let c = Cmd::new("/bin/sh").args(["-c", &script]);
+        let started = Instant::now();
+        let stopped = async { run_until(&c, None, tokio::time::sleep(Duration::from_millis(300))).await };
+        let err = crate::runtime::runtime().block_on(stopped).unwrap_err();
+        assert!(matches!(err, ToolError::Interrupted { .. }), "{err}");
+        let took = started.elapsed();
+        assert!(took < STOP_GRACE + Duration::from_secs(3), "stopping took {took:?}");
+        assert_eq!(std::fs::read_to_string(marker.path()).unwrap(), "asked\n");
     }
 
     #[test]

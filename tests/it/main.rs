@@ -25,6 +25,7 @@ mod lines_cubin;
 mod lines_gate; // `[[gate]]` rules and baselines on source lines
 mod lines_sarif; // SARIF 2.1.0 validated against the OASIS schema // the cubin line-table reader against nvcc + nvdisasm
 mod lines_stream; // `lines::report` streaming equals the collecting path on every fixture
+mod mcp; // `coalprof mcp` through the official MCP Python SDK's client: every tool, errors, progress, cancel
 mod model;
 mod native_rep; // the native .ncu-rep reader against ncu_report and ncu 2022.3, on every fixture
 mod package; // what `cargo package` packs: every embedded file, no fixture

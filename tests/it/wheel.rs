@@ -167,6 +167,16 @@ fn wheel_gives_a_coalprof_that_runs_without_rust() {
         "coalprof is the environment's, and no Rust is on PATH"
     );
 
+    // The agent skill file ships in the package, as the repository has it.
+    let skill = venv.ok(cwd, "python -c 'import importlib.util as u; print(u.find_spec(\"coalprof\").origin)'");
+    let skill = Path::new(skill.trim()).with_file_name("SKILL.md");
+    assert_eq!(
+        std::fs::read_to_string(&skill).ok(),
+        std::fs::read_to_string(root().join("python/coalprof/SKILL.md")).ok(),
+        "{} is the repository's SKILL.md",
+        skill.display()
+    );
+
     // A held-out report, read by the wheel's binary: the same JSON as this build's.
     let report = fixture(WASTEFUL);
     for command in ["analyze", "lines"] {
