@@ -137,7 +137,7 @@ class Buffer:
     # what Triton's specialisation and the interpreter's `_implicit_cvt` read
     @property
     def dtype(self):
-        return _Dtype(self.dtype_name)
+        return _Dtype.of(self.dtype_name)
 
     def data_ptr(self):
         return self.array.ctypes.data
@@ -148,6 +148,17 @@ class Buffer:
 
 
 class _Dtype:
+    """A dtype as Triton reads it (`str()` is `torch.<name>`), one object per name for the
+    process's life: Triton's native specialisation caches a dtype's type string by the object's
+    address, so a short-lived dtype whose address is reused by another one's would be typed as
+    the first (an int32 index buffer read as fp32)."""
+
+    _interned = {}
+
+    @classmethod
+    def of(cls, name):
+        return cls._interned.setdefault(name, cls(name))
+
     def __init__(self, name):
         self.name = name
 
@@ -228,7 +239,7 @@ class _Arg:
     """What the JIT's binder sees of a tensor at compile time: its dtype and an aligned address."""
 
     def __init__(self, dtype_name, ptr):
-        self.dtype = _Dtype(dtype_name)
+        self.dtype = _Dtype.of(dtype_name)
         self._ptr = ptr
 
     def data_ptr(self):

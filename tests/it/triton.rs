@@ -398,6 +398,32 @@ fn a_gather_takes_its_addresses_from_the_npy_data() {
     assert_eq!(ratios(row(&rows, 66, "global load")), (8.0, 8.0));
 }
 
+/// Triton's native specialisation caches a dtype's type string by the dtype object's address:
+/// buffers of different dtypes made and dropped one after another (an index buffer after a data
+/// buffer, as a gather's arguments are) must each keep their own type. With a dtype object made
+/// per access, the second reused the first's address and an int32 buffer was typed `*fp32` (the
+/// gather test above failed now and then: "invalid operands of type pointer<fp32> and float32").
+#[test]
+fn buffers_keep_their_own_dtype_whatever_addresses_python_reuses() {
+    let Some(py) = python("buffers_keep_their_own_dtype_whatever_addresses_python_reuses") else { return };
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np, _triton as t
+from triton.runtime.jit import mangle_type
+wrong = 0
+for _ in range(500):
+    x = t.Buffer("x", t.aligned(np, "float32", (16,)), "float32")
+    i = t.Buffer("i", t.aligned(np, "int32", (16,)), "int32")
+    wrong += (mangle_type(x), mangle_type(i)) != ("*fp32", "*i32")
+print(wrong)
+"#;
+    let out =
+        std::process::Command::new(&py).args(["-c", script]).arg(root().join("python/coalprof")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "pairs typed wrongly out of 500");
+}
+
 #[test]
 fn a_linear_layout_maps_lanes_as_the_blocked_layout_it_spells() {
     let Some(py) = python("a_linear_layout_maps_lanes_as_the_blocked_layout_it_spells") else { return };
