@@ -74,21 +74,7 @@ fn hostile_csv(dir: &Path) -> PathBuf {
 /// `--fake-write-report`), two launches whose demangled names are the hostile ones, with counters
 /// that fail a gate rule.
 pub(crate) fn hostile_rep(dir: &Path) -> PathBuf {
-    let launch = |name: &str, sectors: u32| {
-        json!({
-            "kernel": "evil",
-            "mangled": "_Z4evilv",
-            "demangled": name,
-            "grid": [64, 1, 1],
-            "block": [256, 1, 1],
-            "metrics": {
-                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 512,
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 512 * sectors,
-                "smsp__sass_data_bytes_mem_global_op_ld.sum": 512 * 128,
-                "smsp__sass_inst_executed_op_global_ld.sum": 512
-            }
-        })
-    };
+    let launch = |name: &str, sectors: u32| crate::util::fake_load_launch("evil", name, sectors);
     let spec = json!({ "program": "evil", "layout": "2024", "launches": [launch(INJECTED, 32), launch(TERMINAL, 16)] });
     fake_report(&spec.to_string(), &dir.join("hostile.ncu-rep"))
 }

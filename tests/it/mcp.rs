@@ -132,19 +132,7 @@ const SUMMARY_BYTES: usize = 4096;
 /// A report of one kernel whose loads take `sectors` sectors per request, written by the fake
 /// ncu's writer (a named fake): 512 requests of 128 bytes (32 lanes × 4 B, so 4 sectors ideal).
 fn report_with(dir: &Path, name: &str, sectors: u32, file: &str) -> PathBuf {
-    let launch = json!({
-        "kernel": "k",
-        "mangled": "_Z1kv",
-        "demangled": name,
-        "grid": [64, 1, 1],
-        "block": [256, 1, 1],
-        "metrics": {
-            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 512,
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 512 * sectors,
-            "smsp__sass_data_bytes_mem_global_op_ld.sum": 512 * 128,
-            "smsp__sass_inst_executed_op_global_ld.sum": 512
-        }
-    });
+    let launch = crate::util::fake_load_launch("k", name, sectors);
     let spec = json!({ "program": "k", "layout": "2024", "launches": [launch] });
     fake_report(&spec.to_string(), &dir.join(file))
 }

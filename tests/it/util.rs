@@ -127,6 +127,25 @@ pub fn chromium(test: &str) -> Option<PathBuf> {
 /// An `.ncu-rep` written by the fake ncu (`tests/fake_gpu/ncu --fake-write-report`) from the
 /// JSON spec `spec` (text, so that a test may write what JSON cannot: a bare `NaN`), which is
 /// kept beside it as `report` with a `.json` extension.
+/// One launch for [`fake_report`]'s spec: `kernel` (its mangled name `_Z<len><kernel>v`) shown as
+/// `demangled`, 512 global load requests of 128 bytes (32 lanes × 4 B: 4 sectors ideal) that take
+/// `sectors` sectors each.
+pub fn fake_load_launch(kernel: &str, demangled: &str, sectors: u32) -> serde_json::Value {
+    serde_json::json!({
+        "kernel": kernel,
+        "mangled": format!("_Z{}{kernel}v", kernel.len()),
+        "demangled": demangled,
+        "grid": [64, 1, 1],
+        "block": [256, 1, 1],
+        "metrics": {
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 512,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 512 * sectors,
+            "smsp__sass_data_bytes_mem_global_op_ld.sum": 512 * 128,
+            "smsp__sass_inst_executed_op_global_ld.sum": 512
+        }
+    })
+}
+
 pub fn fake_report(spec: &str, report: &Path) -> PathBuf {
     let spec_path = report.with_extension("json");
     std::fs::write(&spec_path, spec).unwrap();
