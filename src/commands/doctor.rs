@@ -103,11 +103,11 @@ pub(crate) fn run(common: &Common) -> Result<Exit> {
     checks.push(
         match tools.triton() {
             Ok((t, how)) => {
-                // The engine leans on Triton's internals: a version it was not tested with is said.
+                // The Triton counter leans on Triton's internals: a version it was not tested with is said.
                 let version = t.version().map(|v| match crate::tools::triton::SUPPORTED.contains(&v.as_str()) {
                     true => v,
                     false => format!(
-                        "{v} (untested: coalprof's Triton engine is tested with {})",
+                        "{v} (untested: coalprof's Triton counter is tested with {})",
                         crate::tools::triton::SUPPORTED.join(", ")
                     ),
                 });

@@ -1,5 +1,5 @@
 //! `coalprof setup triton`: a Python virtual environment at `<home>/triton` with Triton (pinned
-//! to [`VERSION`], a version the engine is tested with) and numpy from PyPI, no torch, for
+//! to [`VERSION`], a version the Triton counter is tested with) and numpy from PyPI, no torch, for
 //! `coalprof triton`. Discovery (`tools/locate.rs`) finds its `bin/python3` after
 //! `COALPROF_PYTHON` and coalprof's own Python environment.
 //!
@@ -68,7 +68,7 @@ mod tests {
     use super::*;
     use crate::tools::home::ToolHome;
 
-    /// The pin is the newest version the engine is tested with.
+    /// The pin is the newest version the Triton counter is tested with.
     #[test]
     fn the_pin_is_the_newest_supported_version() {
         assert_eq!(crate::tools::triton::SUPPORTED.last(), Some(&VERSION));
