@@ -114,6 +114,24 @@ impl GlobalSettings {
         GlobalSettings { metrics: abs(self.metrics), ncu: abs(self.ncu), nvcc: abs(self.nvcc), reader: self.reader }
     }
 
+    /// As flags for a child of this executable (`coalprof mcp`'s calls): each path given, and
+    /// the reader where it is not the default.
+    fn child_flags(&self) -> Vec<OsString> {
+        let paths = [("metrics", &self.metrics), ("ncu", &self.ncu), ("nvcc", &self.nvcc)];
+        let mut flags: Vec<OsString> = paths
+            .into_iter()
+            .filter_map(|(name, value)| {
+                let mut arg = OsString::from(format!("--{name}="));
+                arg.push(value.as_ref()?);
+                Some(arg)
+            })
+            .collect();
+        if self.reader == RepReader::Ncu {
+            flags.push("--reader=ncu".into());
+        }
+        flags
+    }
+
     /// A task's: the file's where it says, else the node's own (`COALPROF_NCU` there, say).
     fn or(self, node: GlobalSettings) -> GlobalSettings {
         GlobalSettings {
@@ -397,21 +415,8 @@ fn mcp(global: &Global, env: &Env) -> Result<crate::mcp::McpSettings> {
         .exe
         .clone()
         .ok_or_else(|| Error::unavailable("cannot find the coalprof executable itself", "run coalprof by its path"))?;
-    let mut pass = Vec::new();
-    let mut flag = |name: &str, value: Option<&std::path::Path>| {
-        if let Some(v) = value {
-            // Absolute: a child of a later call resolves nothing against another folder.
-            let mut arg = OsString::from(format!("--{name}="));
-            arg.push(env.cwd.join(v));
-            pass.push(arg);
-        }
-    };
-    flag("metrics", global.metrics.as_deref());
-    flag("ncu", global.ncu.as_deref());
-    flag("nvcc", global.nvcc.as_deref());
-    if global.reader == RepReader::Ncu {
-        pass.push("--reader=ncu".into());
-    }
+    // Absolute: a child of a later call resolves nothing against another folder.
+    let mut pass = GlobalSettings::of(global).absolute(&env.cwd).child_flags();
     if global.trust_input {
         pass.push("--trust-input".into());
     }

@@ -64,8 +64,8 @@ impl Nvcc {
         extra: &[&str],
         what: &str,
     ) -> Result<(), ToolError> {
-        let c = self.command(source, arch, output, ["-lineinfo", "-O3"].into_iter().chain(extra.iter().copied()));
         refuse_shell_words(source, output, extra)?;
+        let c = self.command(source, arch, output, ["-lineinfo", "-O3"].into_iter().chain(extra.iter().copied()));
         checked(&c, &run_sync(&c, None)?, &format!("`{}` does not compile {what}", source.display()))
     }
 

@@ -56,11 +56,9 @@ pub(crate) fn location(r: &LineRow) -> String {
     }
 }
 
-/// Where a row's accesses were made inside a library, when it stands on the user's line that
-/// called it: `sm_32_intrinsics.hpp:302` (file names only; several joined by `, `).
-pub(crate) fn via(r: &LineRow) -> Option<String> {
-    crate::lines::gate_rows::via(r)
-}
+/// Where a row's accesses were made inside a library (`sm_32_intrinsics.hpp:302`): the gate
+/// rows' words, so every format says it alike.
+pub(crate) use crate::lines::gate_rows::via;
 
 /// The note beside a row whose accesses were made inside a library.
 pub(crate) fn via_note(r: &LineRow) -> Option<String> {
